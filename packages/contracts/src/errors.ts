@@ -1,0 +1,96 @@
+/**
+ * The one table of Memex errors: a stable code, the HTTP status the gateway answers with, and the
+ * exact text of the interface spec where it gives one. Services send `{ code, message }` over NATS;
+ * only the gateway turns a code into an HTTP status.
+ */
+export const ERRORS = {
+  InvalidRequest: { status: 400, text: 'Invalid request' },
+  InvalidJson: { status: 400, text: 'Request body is not valid JSON' },
+  InvalidIdType: { status: 400, text: "id_type must be either 'memo_uuid' or 'reference_id'" },
+  QueryRequired: { status: 400, text: 'Query is required' },
+  PromptRequired: { status: 400, text: 'Prompt is required' },
+  FiltersNotList: { status: 400, text: 'Filters must be a list' },
+  InvalidFilter: { status: 400, text: 'Invalid filter' },
+  InvalidSearchMethod: {
+    status: 400,
+    text: 'Search method is required and must be one of: title_contains, title_startswith, chunk_vector_search',
+  },
+  LimitTooHigh: { status: 400, text: 'Limit must be less than or equal to 50' },
+  ProjectIdRequired: { status: 400, text: 'project_id is required with token authentication' },
+  MissingApiKey: { status: 401, text: 'API key is required' },
+  InvalidApiKey: { status: 403, text: 'Invalid API key' },
+  ResourceNotInProject: { status: 403, text: 'Resource does not belong to the project' },
+  AccessDenied: { status: 403, text: 'Access denied' },
+  MemoNotFound: { status: 404, text: 'Memo not found' },
+  ChatNotFound: { status: 404, text: 'Chat not found' },
+  NotFound: { status: 404, text: 'Not found' },
+  ReferenceIdTaken: { status: 409, text: 'reference_id is already used by another memo in this project' },
+  PayloadTooLarge: { status: 413, text: 'Request body is too large' },
+  UnsupportedMediaType: { status: 415, text: 'Content-Type must be application/json' },
+  RateLimited: { status: 429, text: 'Rate limit exceeded' },
+  AgentError: { status: 500, text: 'Agent error' },
+  Internal: { status: 500, text: 'Internal error' },
+  ServiceUnavailable: { status: 503, text: 'Service unavailable' },
+  Timeout: { status: 504, text: 'The request timed out' },
+} as const satisfies Record<string, { status: number; text: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** Codes whose spec text is a prefix followed by `: <details>`. */
+const PREFIXED: ReadonlySet<ErrorCode> = new Set(['InvalidFilter', 'AgentError']);
+/** Codes whose detail is the whole client-facing text (validation messages the spec leaves open). */
+const REPLACED: ReadonlySet<ErrorCode> = new Set(['InvalidRequest']);
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERRORS, value);
+}
+
+/** The `error` text clients see for a code, with details where the spec's text takes them. */
+export function errorText(code: ErrorCode, detail?: string): string {
+  const { text } = ERRORS[code];
+  if (detail === undefined || detail === '') return text;
+  if (PREFIXED.has(code)) return `${text}: ${detail}`;
+  return REPLACED.has(code) ? detail : text;
+}
+
+export function httpStatus(code: ErrorCode): number {
+  return ERRORS[code].status;
+}
+
+/**
+ * The error every Memex component throws for an expected failure. `detail` completes the spec text
+ * for codes that take one ("Invalid filter: <detail>"); `message` is always the client-facing text.
+ */
+export class MemexError extends Error {
+  readonly code: ErrorCode;
+  readonly detail: string | undefined;
+
+  constructor(code: ErrorCode, detail?: string, options?: { cause?: unknown }) {
+    super(errorText(code, detail), options);
+    this.name = 'MemexError';
+    this.code = code;
+    this.detail = detail;
+  }
+
+  get status(): number {
+    return httpStatus(this.code);
+  }
+
+  /** The shape that travels over NATS between services. */
+  toWire(): WireError {
+    return { code: this.code, ...(this.detail === undefined ? {} : { detail: this.detail }) };
+  }
+
+  static fromWire(wire: WireError): MemexError {
+    return new MemexError(isErrorCode(wire.code) ? wire.code : 'Internal', wire.detail);
+  }
+}
+
+export interface WireError {
+  code: string;
+  detail?: string;
+}
+
+export function isMemexError(error: unknown): error is MemexError {
+  return error instanceof MemexError;
+}

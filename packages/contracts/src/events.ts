@@ -1,0 +1,114 @@
+/**
+ * Memo events: facts, past tense, one union. The memo service stores them and publishes each on
+ * `Subjects.memoEvents(projectId, memoId)` as a `MemoEventMessage`.
+ */
+
+export interface ChunkRecord {
+  uuid: string;
+  index: number;
+  content: string;
+}
+
+export interface TagRecord {
+  uuid: string;
+  tag: string;
+}
+
+export type ProcessingStage = 'indexing' | 'summarizing';
+
+export type MemoEvent =
+  | {
+      type: 'MemoCreated';
+      data: {
+        memoId: string;
+        projectId: string;
+        revision: number;
+        title: string;
+        content: string;
+        metadata: Record<string, unknown>;
+        clientReferenceId: string | null;
+        source: string | null;
+        memoType: string;
+        expirationDate: string | null;
+        tags: TagRecord[];
+        createdAt: string;
+      };
+    }
+  | {
+      type: 'MemoUpdated';
+      data: {
+        memoId: string;
+        projectId: string;
+        changes: {
+          title?: string;
+          metadata?: Record<string, unknown>;
+          clientReferenceId?: string | null;
+          source?: string | null;
+          memoType?: string;
+          expirationDate?: string | null;
+        };
+        updatedAt: string;
+      };
+    }
+  | { type: 'MemoContentChanged'; data: { memoId: string; projectId: string; revision: number; content: string; updatedAt: string } }
+  | {
+      type: 'MemoChunked';
+      data: { memoId: string; projectId: string; revision: number; model: string; chunks: ChunkRecord[]; at: string };
+    }
+  | { type: 'MemoSummarized'; data: { memoId: string; projectId: string; revision: number; summary: string; at: string } }
+  | { type: 'MemoTagged'; data: { memoId: string; projectId: string; revision: number; tags: TagRecord[]; at: string } }
+  | {
+      type: 'MemoProcessingFailed';
+      data: { memoId: string; projectId: string; revision: number; stage: ProcessingStage; message: string; at: string };
+    }
+  | { type: 'MemoArchived'; data: { memoId: string; projectId: string; reason: 'expired'; at: string } }
+  | { type: 'MemoUnarchived'; data: { memoId: string; projectId: string; at: string } }
+  | { type: 'MemoDeleted'; data: { memoId: string; projectId: string; at: string } };
+
+export type MemoEventType = MemoEvent['type'];
+
+export const MEMO_EVENT_TYPES: readonly MemoEventType[] = [
+  'MemoCreated',
+  'MemoUpdated',
+  'MemoContentChanged',
+  'MemoChunked',
+  'MemoSummarized',
+  'MemoTagged',
+  'MemoProcessingFailed',
+  'MemoArchived',
+  'MemoUnarchived',
+  'MemoDeleted',
+];
+
+/**
+ * What consumers filter and rank by, as it stands after the event. Every published event carries
+ * it, so a projection only keeps the highest version it has seen and never needs the events in
+ * order. `null` after `MemoDeleted`.
+ */
+export interface MemoAttributes {
+  projectId: string;
+  memoId: string;
+  /** The content revision: 1 at creation, +1 on every content change. */
+  revision: number;
+  title: string;
+  summary: string;
+  source: string | null;
+  clientReferenceId: string | null;
+  memoType: string;
+  tags: string[];
+  metadata: Record<string, unknown>;
+  archived: boolean;
+  expirationDate: string | null;
+}
+
+/** One message on the memo event stream. Published after commit; may arrive twice; dedupe by `id`. */
+export interface MemoEventMessage<E extends MemoEvent = MemoEvent> {
+  /** The event id, also its `Nats-Msg-Id`. */
+  id: string;
+  type: E['type'];
+  /** The memo stream version this event has (1 for MemoCreated). */
+  version: number;
+  occurredAt: string;
+  data: E['data'];
+  memo: MemoAttributes | null;
+}

@@ -1,0 +1,135 @@
+export { ERRORS, MemexError, errorText, httpStatus, isErrorCode, isMemexError } from './errors';
+export type { ErrorCode, WireError } from './errors';
+
+export {
+  Buckets,
+  Consumers,
+  Headers,
+  QueueGroups,
+  SERVICE_NAMES,
+  Streams,
+  Subjects,
+  isSubjectToken,
+} from './subjects';
+export type { ConsumerName, MemoCommandName, ServiceName } from './subjects';
+
+export {
+  FILTER_OPERATORS,
+  FILTER_TYPES,
+  Filter,
+  Filters,
+  MAX_FILTERS,
+  MAX_FILTER_VALUES,
+  NATIVE_FILTER_FIELDS,
+  filterValues,
+  matchesFilter,
+  matchesFilters,
+  metadataStrings,
+  parseFilter,
+  parseFilters,
+} from './filters';
+export type { FilterOperator, FilterType, FilterableMemo, NativeFilterField } from './filters';
+
+export { DateTime, ErrorResponse, MAX_SHORT_TEXT, Nullable, OkResponse, Uuid } from './http/common';
+export {
+  Chunk,
+  CreateMemoBody,
+  CreateMemoResponse,
+  IdType,
+  Memo,
+  MemoIdParams,
+  MemoIdQuery,
+  Metadata,
+  ProcessingError,
+  Tag,
+  UpdateMemoBody,
+} from './http/memo';
+export {
+  SEARCH_LIMIT_DEFAULT,
+  SEARCH_LIMIT_MAX,
+  SEARCH_METHODS,
+  SearchBody,
+  SearchResponse,
+  SearchResultItem,
+} from './http/search';
+export type { SearchMethod } from './http/search';
+export {
+  CHAT_PAGE_SIZE_DEFAULT,
+  CHAT_PAGE_SIZE_MAX,
+  Chat,
+  ChatBody,
+  ChatListItem,
+  ChatListQuery,
+  ChatListResponse,
+  ChatParams,
+  ChatResponse,
+  Citation,
+  GenerateBody,
+  GenerateResponse,
+  IntermediateStep,
+  Message,
+} from './http/chat';
+export type { StreamEvent } from './http/chat';
+export {
+  DEFAULT_MEMO_TYPE,
+  MAX_CONTENT_CHARS,
+  MAX_METADATA_BYTES,
+  MAX_PROMPT_CHARS,
+  MAX_TAGS,
+  MAX_TAG_CHARS,
+  isUuid,
+  parseChatBody,
+  parseChatListQuery,
+  parseCreateMemoBody,
+  parseDateTime,
+  parseGenerateBody,
+  parseIdType,
+  parseSearchBody,
+  parseUpdateMemoBody,
+} from './http/validation';
+export type {
+  ChatInput,
+  ChatListInput,
+  CreateMemoInput,
+  GenerateInput,
+  SearchInput,
+  UpdateMemoInput,
+} from './http/validation';
+
+export { MEMO_EVENT_TYPES } from './events';
+export type {
+  ChunkRecord,
+  MemoAttributes,
+  MemoEvent,
+  MemoEventMessage,
+  MemoEventType,
+  ProcessingStage,
+  TagRecord,
+} from './events';
+
+export type { CommandReply, MemoCommandPayload, MemoCommandResult, MemoCommands, MemoRef } from './commands';
+export type {
+  AgentChatReply,
+  AgentChatRequest,
+  AgentGenerateReply,
+  AgentGenerateRequest,
+  ChatGetReply,
+  ChatGetRequest,
+  ChatListReply,
+  ChatListRequest,
+  IndexSearchHit,
+  IndexSearchReply,
+  IndexSearchRequest,
+  MemoGetReply,
+  MemoGetRequest,
+  QueryReply,
+  TitleSearchReply,
+  TitleSearchRequest,
+} from './queries';
+
+export {
+  TOKEN_STREAM_HEARTBEAT_MS,
+  TOKEN_STREAM_IDLE_TIMEOUT_MS,
+  TOKEN_STREAM_WINDOW,
+} from './streaming';
+export type { StreamAccepted, TokenStreamControl, TokenStreamMessage } from './streaming';

@@ -1,0 +1,130 @@
+/**
+ * Every NATS name Memex uses: subjects, streams, durable consumers, KV buckets and headers.
+ * Nothing outside this module spells one.
+ */
+
+const ROOT = 'memex';
+
+/** A NATS subject token must not contain `.`, `*`, `>` or whitespace. */
+export function isSubjectToken(value: string): boolean {
+  return value.length > 0 && !/[\s.*>]/.test(value);
+}
+
+function token(value: string, what: string): string {
+  if (!isSubjectToken(value)) throw new Error(`${what} is not a valid subject token: ${JSON.stringify(value)}`);
+  return value;
+}
+
+export const Streams = {
+  /** Commands to the memo service: a work queue, each command taken by one memo instance once. */
+  memoCommands: 'MEMO_COMMANDS',
+  /** Memo events: the bus copy of the memo event store, one subject per memo, kept (limits retention). */
+  memoEvents: 'MEMO_EVENTS',
+  /** Messages a consumer gave up on after its redelivery budget. */
+  deadLetters: 'DEAD_LETTERS',
+} as const;
+
+export const Consumers = {
+  /** The memo service's command handlers. */
+  memoCommands: 'memo',
+  /** Chunks and embeds memo content (slow work). */
+  indexer: 'indexer',
+  /** Keeps the indexer's memo catalog (attributes filters read, revisions, deletions) current (fast). */
+  indexerCatalog: 'indexer-catalog',
+  /** Summaries and tags. */
+  agent: 'agent',
+} as const;
+export type ConsumerName = (typeof Consumers)[keyof typeof Consumers];
+
+export const Subjects = {
+  memoCommandsAll: `${ROOT}.cmd.memo.>`,
+  memoCommand: (name: MemoCommandName) => `${ROOT}.cmd.memo.${token(name, 'command')}`,
+
+  memoEventsAll: `${ROOT}.evt.memo.>`,
+  /** One subject per memo; DELETE purges it down to the tombstone. */
+  memoEvents: (projectId: string, memoId: string) =>
+    `${ROOT}.evt.memo.${token(projectId, 'project id')}.${token(memoId, 'memo id')}`,
+
+  deadLettersAll: `${ROOT}.dlq.>`,
+  /** A dead letter keeps its original subject as a suffix, so erasing a memo can purge its copies too. */
+  deadLetter: (consumer: ConsumerName, originalSubject: string) => `${ROOT}.dlq.${token(consumer, 'consumer')}.${originalSubject}`,
+  deadLettersOfMemo: (projectId: string, memoId: string) =>
+    `${ROOT}.dlq.*.${ROOT}.evt.memo.${token(projectId, 'project id')}.${token(memoId, 'memo id')}`,
+
+  /** Core NATS request/reply, served in queue groups named after the service. */
+  query: {
+    memoGet: `${ROOT}.q.memo.get`,
+    memoTitleSearch: `${ROOT}.q.memo.title-search`,
+    indexSearch: `${ROOT}.q.index.search`,
+    indexStatus: `${ROOT}.q.index.status`,
+    agentChat: `${ROOT}.q.agent.chat`,
+    agentGenerate: `${ROOT}.q.agent.generate`,
+    agentChatList: `${ROOT}.q.agent.chat-list`,
+    agentChatGet: `${ROOT}.q.agent.chat-get`,
+  },
+
+  /** Liveness ping answered by every instance of a service (queue group per service). */
+  health: (service: ServiceName) => `${ROOT}.health.${token(service, 'service')}`,
+  /** Admin broadcast to every instance of a service (no queue group), e.g. reindex progress. */
+  control: (service: ServiceName) => `${ROOT}.control.${token(service, 'service')}`,
+
+  /**
+   * Token streams: the agent publishes numbered messages on `data`; the gateway sends credit and
+   * cancellation on `ctl`. One pair per request id.
+   */
+  tokenStream: (streamId: string) => `${ROOT}.stream.${token(streamId, 'stream id')}.data`,
+  tokenStreamControl: (streamId: string) => `${ROOT}.stream.${token(streamId, 'stream id')}.ctl`,
+
+  /** Gateways share per-project request counts here so a rate limit holds across instances. */
+  rateLimitSync: `${ROOT}.gateway.rate-limit`,
+} as const;
+
+export const QueueGroups = {
+  memo: 'memo',
+  indexer: 'indexer',
+  agent: 'agent',
+  gateway: 'gateway',
+} as const;
+
+export type ServiceName = 'gateway' | 'memo' | 'indexer' | 'agent';
+export const SERVICE_NAMES: readonly ServiceName[] = ['gateway', 'memo', 'indexer', 'agent'];
+
+export type MemoCommandName =
+  | 'create'
+  | 'update'
+  | 'delete'
+  | 'record-chunks'
+  | 'record-summary'
+  | 'record-processing-failure'
+  | 'archive';
+
+export const Buckets = {
+  /** sha256(api key) → ApiKeyRecord. */
+  apiKeys: 'memex_api_keys',
+  /** sha256(org token) → OrgTokenRecord. */
+  orgTokens: 'memex_org_tokens',
+  /** project id → ProjectRecord. */
+  projects: 'memex_projects',
+  /** organization id → OrganizationRecord. */
+  organizations: 'memex_organizations',
+  /** Which embedding model the index serves, and any re-index in progress. */
+  indexState: 'memex_index_state',
+} as const;
+
+/**
+ * Our headers. Only `Nats-Msg-Id` carries the reserved prefix (JetStream dedupe); the rest are ours.
+ */
+export const Headers = {
+  msgId: 'Nats-Msg-Id',
+  requestId: 'Memex-Request-Id',
+  correlationId: 'Memex-Correlation-Id',
+  /** Epoch milliseconds after which the caller no longer waits: the command is dropped, not run late. */
+  deadline: 'Memex-Deadline',
+  /** Where the command handler sends its result (JetStream does not keep a publisher's reply subject). */
+  replyTo: 'Memex-Reply-To',
+  eventType: 'Memex-Event-Type',
+  /** The memo's stream version of an event, for ordering checks by consumers. */
+  eventVersion: 'Memex-Event-Version',
+  /** Sequence number of a token-stream message, from 1. */
+  streamSeq: 'Memex-Stream-Seq',
+} as const;

@@ -1,0 +1,36 @@
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/**
+ * Reads a TypeBox object schema of SCREAMING_CASE variables from `env`: converts strings to the
+ * declared types, applies defaults and fails with a message naming the variable. Only entry points
+ * pass `process.env`.
+ */
+export function loadEnv<T extends TObject>(schema: T, env: Record<string, string | undefined>): Static<T> {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(schema.properties)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const converted = Value.Default(schema, Value.Convert(schema, raw));
+  const first = Value.Errors(schema, converted).First();
+  if (first) {
+    const name = first.path.replace(/^\//, '').split('/')[0] ?? '';
+    const given = name ? env[name] : undefined;
+    throw new Error(
+      `Invalid configuration: ${name || 'environment'} ${given === undefined ? 'is missing' : `= ${JSON.stringify(given)}`}: ${first.message}`,
+    );
+  }
+  return converted as Static<T>;
+}
+
+/** Schema pieces shared by every service's configuration. */
+export const CommonEnv = {
+  NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222', description: 'NATS server URL(s), comma-separated' }),
+  MEMEX_DATA_DIR: Type.String({ default: './data', description: 'Where embedded stores keep their files' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  MEMEX_NATS_REPLICAS: Type.Integer({ minimum: 1, maximum: 5, default: 1, description: 'JetStream stream replicas' }),
+} satisfies Record<string, TSchema>;

@@ -1,0 +1,161 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { Buckets } from '@memex/contracts';
+import { decodeJson, encodeJson } from '../nats/codec';
+
+export interface OrganizationRecord {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface ProjectRecord {
+  id: string;
+  organizationId: string;
+  name: string;
+  createdAt: string;
+  /** Hashes of the project's live API keys. */
+  keyHashes: string[];
+}
+
+export interface ApiKeyRecord {
+  projectId: string;
+  organizationId: string;
+  createdAt: string;
+}
+
+export interface OrgTokenRecord {
+  organizationId: string;
+  createdAt: string;
+}
+
+export const API_KEY_PREFIX = 'mxp_';
+export const ORG_TOKEN_PREFIX = 'mxo_';
+/** The organization `project create` uses when none is named. */
+export const DEFAULT_ORGANIZATION_NAME = 'default';
+
+/** Keys and tokens are 256-bit random secrets, so an unsalted SHA-256 is a safe lookup key. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+function newSecret(prefix: string): string {
+  return `${prefix}${randomBytes(32).toString('base64url')}`;
+}
+
+export class DirectoryError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DirectoryError';
+  }
+}
+
+/**
+ * Organizations, projects, API keys and organization tokens, in NATS KV buckets. Secrets are shown
+ * once, when made, and stored only as hashes.
+ */
+export class Directory {
+  private constructor(
+    readonly organizations: KV,
+    readonly projects: KV,
+    readonly apiKeys: KV,
+    readonly orgTokens: KV,
+  ) {}
+
+  static async open(nc: NatsConnection, { replicas = 1 }: { replicas?: number } = {}): Promise<Directory> {
+    const kvm = new Kvm(nc);
+    const open = (name: string) => kvm.create(name, { history: 1, replicas });
+    return new Directory(
+      await open(Buckets.organizations),
+      await open(Buckets.projects),
+      await open(Buckets.apiKeys),
+      await open(Buckets.orgTokens),
+    );
+  }
+
+  private async read<T>(kv: KV, key: string): Promise<T | undefined> {
+    const entry = await kv.get(key);
+    if (!entry || entry.operation !== 'PUT' || entry.length === 0) return undefined;
+    return decodeJson<T>(entry.value);
+  }
+
+  async createOrganization(name: string): Promise<OrganizationRecord> {
+    const org: OrganizationRecord = { id: randomUUID(), name, createdAt: new Date().toISOString() };
+    await this.organizations.put(org.id, encodeJson(org));
+    return org;
+  }
+
+  getOrganization(id: string): Promise<OrganizationRecord | undefined> {
+    return this.read<OrganizationRecord>(this.organizations, id);
+  }
+
+  async listOrganizations(): Promise<OrganizationRecord[]> {
+    const out: OrganizationRecord[] = [];
+    for await (const key of await this.organizations.keys()) {
+      const org = await this.getOrganization(key);
+      if (org) out.push(org);
+    }
+    return out.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  /** The organization named `default`, made on first use. */
+  async defaultOrganization(): Promise<OrganizationRecord> {
+    const existing = (await this.listOrganizations()).find((o) => o.name === DEFAULT_ORGANIZATION_NAME);
+    return existing ?? this.createOrganization(DEFAULT_ORGANIZATION_NAME);
+  }
+
+  getProject(id: string): Promise<ProjectRecord | undefined> {
+    return this.read<ProjectRecord>(this.projects, id);
+  }
+
+  async createProject(name: string, organizationId?: string): Promise<{ project: ProjectRecord; apiKey: string }> {
+    const org = organizationId ? await this.getOrganization(organizationId) : await this.defaultOrganization();
+    if (!org) throw new DirectoryError(`No organization ${organizationId}`);
+    const project: ProjectRecord = { id: randomUUID(), organizationId: org.id, name, createdAt: new Date().toISOString(), keyHashes: [] };
+    const apiKey = await this.issueKey(project);
+    return { project, apiKey };
+  }
+
+  private async issueKey(project: ProjectRecord): Promise<string> {
+    const apiKey = newSecret(API_KEY_PREFIX);
+    const hash = hashSecret(apiKey);
+    const record: ApiKeyRecord = { projectId: project.id, organizationId: project.organizationId, createdAt: new Date().toISOString() };
+    await this.apiKeys.put(hash, encodeJson(record));
+    project.keyHashes = [...project.keyHashes, hash];
+    await this.projects.put(project.id, encodeJson(project));
+    return apiKey;
+  }
+
+  /** Issues a new key and revokes every older one. */
+  async rotateKey(projectId: string): Promise<string> {
+    const project = await this.getProject(projectId);
+    if (!project) throw new DirectoryError(`No project ${projectId}`);
+    const old = project.keyHashes;
+    const apiKey = await this.issueKey({ ...project, keyHashes: [] });
+    for (const hash of old) await this.apiKeys.delete(hash);
+    return apiKey;
+  }
+
+  /** Revokes every key of the project; it keeps its data and can get a new key by rotation. */
+  async revokeKeys(projectId: string): Promise<number> {
+    const project = await this.getProject(projectId);
+    if (!project) throw new DirectoryError(`No project ${projectId}`);
+    for (const hash of project.keyHashes) await this.apiKeys.delete(hash);
+    await this.projects.put(project.id, encodeJson({ ...project, keyHashes: [] }));
+    return project.keyHashes.length;
+  }
+
+  async createOrgToken(organizationId: string): Promise<string> {
+    const org = await this.getOrganization(organizationId);
+    if (!org) throw new DirectoryError(`No organization ${organizationId}`);
+    const token = newSecret(ORG_TOKEN_PREFIX);
+    const record: OrgTokenRecord = { organizationId, createdAt: new Date().toISOString() };
+    await this.orgTokens.put(hashSecret(token), encodeJson(record));
+    return token;
+  }
+
+  async revokeOrgToken(token: string): Promise<void> {
+    await this.orgTokens.delete(hashSecret(token));
+  }
+}

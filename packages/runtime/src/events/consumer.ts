@@ -1,0 +1,52 @@
+import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
+import { Streams, type ConsumerName, type MemoEventMessage } from '@memex/contracts';
+import type { Logger } from '../logger';
+import { decodeJson } from '../nats/codec';
+import { runConsumer, type ConsumerRunner } from '../nats/consumer';
+
+export interface EventContext {
+  /** Position in the memo event stream. */
+  streamSeq: number;
+  deliveryCount: number;
+  logger: Logger;
+}
+
+export interface ConsumeMemoEventsOptions {
+  js: JetStreamClient;
+  consumer: ConsumerName;
+  logger: Logger;
+  concurrency?: number;
+  /** Must be idempotent: a message can arrive twice, and events of one memo can overtake each other. */
+  handle: (event: MemoEventMessage, context: EventContext) => Promise<void>;
+  /** The message failed every delivery and went to the dead-letter stream. */
+  onDeadLetter?: (event: MemoEventMessage, error: unknown) => Promise<void>;
+}
+
+/** Runs a durable consumer of memo events; a handler that throws is retried with backoff. */
+export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<ConsumerRunner> {
+  const { js, consumer, logger, concurrency = 8, handle, onDeadLetter } = options;
+  const parse = (msg: JsMsg) => decodeJson<MemoEventMessage>(msg.data);
+  return runConsumer({
+    js,
+    stream: Streams.memoEvents,
+    consumer,
+    logger,
+    concurrency,
+    handle: async (msg) => {
+      let event: MemoEventMessage;
+      try {
+        event = parse(msg);
+      } catch (error) {
+        logger.error({ err: error, seq: msg.seq }, 'unreadable memo event skipped');
+        return { kind: 'ack' };
+      }
+      try {
+        await handle(event, { streamSeq: msg.seq, deliveryCount: msg.info.deliveryCount, logger });
+        return { kind: 'ack' };
+      } catch (error) {
+        return { kind: 'retry', error };
+      }
+    },
+    ...(onDeadLetter ? { onDeadLetter: (msg: JsMsg, error: unknown) => onDeadLetter(parse(msg), error) } : {}),
+  });
+}

@@ -1,0 +1,43 @@
+export { CommonEnv, loadEnv } from './config';
+export { createLogger, silentLogger } from './logger';
+export type { Logger, LoggerOptions } from './logger';
+export { instanceId, onShutdown } from './lifecycle';
+export { openSqlite } from './sqlite';
+export type { SqliteDatabase } from './sqlite';
+
+export { connectNats } from './nats/connection';
+export type { ConnectOptions } from './nats/connection';
+export { decodeJson, encodeJson } from './nats/codec';
+export { fromNatsError } from './nats/errors';
+export { CONSUMER_POLICY, ensureTopology } from './nats/topology';
+export { waitForConsumer } from './nats/consistency';
+export { backoffMs, runConsumer } from './nats/consumer';
+export type { ConsumerRunner, Disposition, RunConsumerOptions } from './nats/consumer';
+
+export { CommandClient } from './commands/client';
+export type { CommandOutcome, SendOptions } from './commands/client';
+export { serveMemoCommands } from './commands/processor';
+export type { CommandContext, CommandHandlers } from './commands/processor';
+
+export { query, serveQuery } from './queries/query';
+export type { QueryContext, QueryHandler, QueryOptions } from './queries/query';
+
+export { consumeMemoEvents } from './events/consumer';
+export type { ConsumeMemoEventsOptions, EventContext } from './events/consumer';
+
+export { pingService, serveHealth } from './health/health';
+export type { HealthReport } from './health/health';
+
+export {
+  API_KEY_PREFIX,
+  DEFAULT_ORGANIZATION_NAME,
+  Directory,
+  DirectoryError,
+  ORG_TOKEN_PREFIX,
+  hashSecret,
+} from './directory/directory';
+export type { ApiKeyRecord, OrgTokenRecord, OrganizationRecord, ProjectRecord } from './directory/directory';
+export { DirectoryCache } from './directory/cache';
+export type { Principal } from './directory/cache';
+
+export { MEMEX_NAMESPACE, chunkId, tagId, uuidV5, uuidV7 } from './ids/ids';

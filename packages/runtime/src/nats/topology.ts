@@ -1,0 +1,117 @@
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  RetentionPolicy,
+  StorageType,
+  type ConsumerConfig,
+  type JetStreamManager,
+  type StreamConfig,
+} from '@nats-io/jetstream';
+import { nanos } from '@nats-io/nats-core';
+import { Consumers, Streams, Subjects, type ConsumerName } from '@memex/contracts';
+
+const MINUTE = 60_000;
+
+export interface TopologyOptions {
+  /** JetStream replicas per stream: 1 on one server, 3 in a cluster. */
+  replicas?: number;
+}
+
+/** How each durable consumer retries: deliveries before the dead-letter path, and backoff. */
+export const CONSUMER_POLICY: Record<ConsumerName, { maxDeliver: number; ackWaitMs: number; maxAckPending: number }> = {
+  [Consumers.memoCommands]: { maxDeliver: 5, ackWaitMs: 30_000, maxAckPending: 512 },
+  [Consumers.indexer]: { maxDeliver: 8, ackWaitMs: 60_000, maxAckPending: 256 },
+  [Consumers.indexerCatalog]: { maxDeliver: 10, ackWaitMs: 30_000, maxAckPending: 1024 },
+  [Consumers.agent]: { maxDeliver: 8, ackWaitMs: 60_000, maxAckPending: 256 },
+};
+
+function streamConfigs(replicas: number): (Partial<StreamConfig> & { name: string })[] {
+  return [
+    {
+      name: Streams.memoCommands,
+      subjects: [Subjects.memoCommandsAll],
+      retention: RetentionPolicy.Workqueue,
+      storage: StorageType.File,
+      num_replicas: replicas,
+      duplicate_window: nanos(2 * MINUTE),
+      // A command nobody took within an hour is stale: its caller gave up long ago.
+      max_age: nanos(60 * MINUTE),
+      discard: DiscardPolicy.Old,
+    },
+    {
+      name: Streams.memoEvents,
+      subjects: [Subjects.memoEventsAll],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      num_replicas: replicas,
+      duplicate_window: nanos(2 * MINUTE),
+      // The bus copy of the event log is kept whole: re-indexing replays it.
+      max_age: 0,
+      max_msgs: -1,
+      max_bytes: -1,
+    },
+    {
+      name: Streams.deadLetters,
+      subjects: [Subjects.deadLettersAll],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      num_replicas: replicas,
+      max_age: nanos(30 * 24 * 60 * MINUTE),
+    },
+  ];
+}
+
+function consumerConfigs(): { stream: string; config: Partial<ConsumerConfig> }[] {
+  const pull = (name: ConsumerName, stream: string, filter: string): { stream: string; config: Partial<ConsumerConfig> } => {
+    const policy = CONSUMER_POLICY[name];
+    return {
+      stream,
+      config: {
+        durable_name: name,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        filter_subject: filter,
+        ack_wait: nanos(policy.ackWaitMs),
+        max_deliver: policy.maxDeliver,
+        max_ack_pending: policy.maxAckPending,
+      },
+    };
+  };
+  return [
+    pull(Consumers.memoCommands, Streams.memoCommands, Subjects.memoCommandsAll),
+    pull(Consumers.indexer, Streams.memoEvents, Subjects.memoEventsAll),
+    pull(Consumers.indexerCatalog, Streams.memoEvents, Subjects.memoEventsAll),
+    pull(Consumers.agent, Streams.memoEvents, Subjects.memoEventsAll),
+  ];
+}
+
+function isNotFound(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown; api_error?: { err_code?: number } };
+  return e?.api_error?.err_code === 10059 || e?.api_error?.err_code === 10014 || /not found/i.test(String(e?.message));
+}
+
+/**
+ * Creates or updates every stream and durable consumer Memex uses. Idempotent; every service calls
+ * it at start so any one of them can come up first.
+ */
+export async function ensureTopology(jsm: JetStreamManager, { replicas = 1 }: TopologyOptions = {}): Promise<void> {
+  for (const config of streamConfigs(replicas)) {
+    try {
+      await jsm.streams.info(config.name);
+      await jsm.streams.update(config.name, config);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      await jsm.streams.add(config);
+    }
+  }
+  for (const { stream, config } of consumerConfigs()) {
+    try {
+      await jsm.consumers.info(stream, config.durable_name as string);
+      await jsm.consumers.update(stream, config.durable_name as string, config);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      await jsm.consumers.add(stream, config);
+    }
+  }
+}

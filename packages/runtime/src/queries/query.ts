@@ -1,0 +1,70 @@
+import type { MsgHdrs, NatsConnection, Subscription } from '@nats-io/nats-core';
+import { headers as natsHeaders } from '@nats-io/nats-core';
+import { Headers, MemexError, type QueryReply } from '@memex/contracts';
+import type { Logger } from '../logger';
+import { decodeJson, encodeJson } from '../nats/codec';
+import { fromNatsError } from '../nats/errors';
+
+export interface QueryContext {
+  requestId: string | undefined;
+  logger: Logger;
+  headers: MsgHdrs | undefined;
+}
+
+export type QueryHandler<Req, Res> = (request: Req, context: QueryContext) => Promise<Res>;
+
+/**
+ * Answers requests on `subject` in a queue group (one instance of the group answers each). Expected
+ * failures travel as `{ ok: false, error }`; unexpected ones are logged and sent as `Internal`.
+ */
+export function serveQuery<Req, Res>(
+  nc: NatsConnection,
+  { subject, queue, logger, handler }: { subject: string; queue: string; logger: Logger; handler: QueryHandler<Req, Res> },
+): Subscription {
+  return nc.subscribe(subject, {
+    queue,
+    callback: (err, msg) => {
+      if (err) {
+        logger.error({ err, subject }, 'query subscription failed');
+        return;
+      }
+      const requestId = msg.headers?.get(Headers.requestId) || undefined;
+      const log = requestId ? logger.child({ requestId }) : logger;
+      void (async () => {
+        let reply: QueryReply<Res>;
+        try {
+          const request = decodeJson<Req>(msg.data);
+          reply = { ok: true, value: await handler(request, { requestId, logger: log, headers: msg.headers }) };
+        } catch (error) {
+          if (error instanceof MemexError) {
+            reply = { ok: false, error: error.toWire() };
+          } else {
+            log.error({ err: error, subject }, 'query handler failed');
+            reply = { ok: false, error: { code: 'Internal' } };
+          }
+        }
+        if (msg.reply) msg.respond(encodeJson(reply));
+      })();
+    },
+  });
+}
+
+export interface QueryOptions {
+  timeoutMs?: number;
+  requestId?: string;
+}
+
+/** Sends a request and returns the value, or throws the `MemexError` the handler (or NATS) gave. */
+export async function query<Req, Res>(nc: NatsConnection, subject: string, request: Req, options: QueryOptions = {}): Promise<Res> {
+  const hdrs = natsHeaders();
+  if (options.requestId) hdrs.set(Headers.requestId, options.requestId);
+  let reply: QueryReply<Res>;
+  try {
+    const msg = await nc.request(subject, encodeJson(request), { timeout: options.timeoutMs ?? 10_000, headers: hdrs });
+    reply = decodeJson<QueryReply<Res>>(msg.data);
+  } catch (error) {
+    throw fromNatsError(error, subject);
+  }
+  if (reply.ok) return reply.value;
+  throw MemexError.fromWire(reply.error);
+}

@@ -1,0 +1,14 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { CommonEnv, loadEnv } from '@memex/runtime';
+
+export const MemoEnv = Type.Object({
+  ...CommonEnv,
+  MONGODB_URL: Type.Optional(Type.String({ description: 'Set to keep the event store and read model in MongoDB' })),
+  MONGODB_DB: Type.String({ default: 'memex', description: 'MongoDB database name' }),
+  MEMO_COMMAND_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 4096, default: 64, description: 'Commands handled at once' }),
+});
+export type MemoConfig = Static<typeof MemoEnv>;
+
+export function loadMemoConfig(env: Record<string, string | undefined>): MemoConfig {
+  return loadEnv(MemoEnv, env);
+}

@@ -1,0 +1,145 @@
+/**
+ * The event store contract: every adapter runs this suite (SQLite always; MongoDB when reachable).
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VersionConflictError, type EventStore, type NewEvent } from './port';
+
+export interface EventStoreFixture {
+  store: EventStore;
+  dispose(): Promise<void>;
+}
+
+const event = (type: string, data: unknown = {}, subject?: string): NewEvent => ({
+  id: randomUUID(),
+  type,
+  data,
+  meta: { commandId: 'c-1', ...(subject ? { subject } : {}) },
+  occurredAt: new Date().toISOString(),
+});
+
+export function eventStoreContract(name: string, setup: () => Promise<EventStoreFixture>): void {
+  describe(`event store contract: ${name}`, () => {
+    let fixture: EventStoreFixture;
+    let store: EventStore;
+    const stream = () => `memo-test-${randomUUID()}`;
+
+    beforeAll(async () => {
+      fixture = await setup();
+      store = fixture.store;
+    });
+    afterAll(async () => {
+      await fixture?.dispose();
+    });
+
+    it('reads an unknown stream as empty at version 0', async () => {
+      expect(await store.readStream(stream())).toEqual({ version: 0, events: [] });
+    });
+
+    it('appends to a new stream at expected version 0 and reads the events back in order', async () => {
+      const s = stream();
+      const data = { title: 'Grüße', nested: { list: [1, 'two', null] } };
+      const result = await store.appendToStream(s, [event('MemoCreated', data), event('MemoArchived')], { expectedVersion: 0 });
+      expect(result.nextVersion).toBe(2);
+      const read = await store.readStream(s);
+      expect(read.version).toBe(2);
+      expect(read.events.map((e) => [e.type, e.version, e.streamName])).toEqual([
+        ['MemoCreated', 1, s],
+        ['MemoArchived', 2, s],
+      ]);
+      expect(read.events[0]?.data).toEqual(data);
+      expect(read.events[0]?.meta.commandId).toBe('c-1');
+      expect(read.events[1]!.position).toBeGreaterThan(read.events[0]!.position);
+    });
+
+    it('continues a stream at its current version', async () => {
+      const s = stream();
+      await store.appendToStream(s, [event('A')], { expectedVersion: 0 });
+      const r = await store.appendToStream(s, [event('B')], { expectedVersion: 1 });
+      expect(r.events[0]?.version).toBe(2);
+    });
+
+    it('rejects a stale expected version with VersionConflictError and writes nothing', async () => {
+      const s = stream();
+      await store.appendToStream(s, [event('A')], { expectedVersion: 0 });
+      await expect(store.appendToStream(s, [event('B'), event('C')], { expectedVersion: 0 })).rejects.toBeInstanceOf(VersionConflictError);
+      await expect(store.appendToStream(s, [event('B')], { expectedVersion: 5 })).rejects.toBeInstanceOf(VersionConflictError);
+      expect((await store.readStream(s)).events.map((e) => e.type)).toEqual(['A']);
+    });
+
+    it('lets exactly one of many concurrent appends at the same version win', async () => {
+      const s = stream();
+      await store.appendToStream(s, [event('A')], { expectedVersion: 0 });
+      const results = await Promise.allSettled(
+        Array.from({ length: 8 }, (_, i) => store.appendToStream(s, [event(`B${i}`), event(`C${i}`)], { expectedVersion: 1 })),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(VersionConflictError);
+      const read = await store.readStream(s);
+      expect(read.version).toBe(3);
+      // The winner's two events, both of them, and nobody else's.
+      expect(read.events[1]!.type.slice(1)).toBe(read.events[2]!.type.slice(1));
+    });
+
+    it('keeps streams apart', async () => {
+      const a = stream();
+      const b = stream();
+      await store.appendToStream(a, [event('A')], { expectedVersion: 0 });
+      await store.appendToStream(b, [event('B')], { expectedVersion: 0 });
+      expect((await store.readStream(a)).events.map((e) => e.type)).toEqual(['A']);
+      expect((await store.readStream(b)).events.map((e) => e.type)).toEqual(['B']);
+    });
+
+    it('erases a stream down to a tombstone, under the same version guard', async () => {
+      const s = stream();
+      const secret = `secret-${randomUUID()}`;
+      await store.appendToStream(s, [event('MemoCreated', { content: secret }, 'memex.evt.x'), event('MemoChunked', { content: secret })], {
+        expectedVersion: 0,
+      });
+      await expect(store.eraseStream(s, event('MemoDeleted'), { expectedVersion: 1 })).rejects.toBeInstanceOf(VersionConflictError);
+      const erased = await store.eraseStream(s, event('MemoDeleted', { gone: true }, 'memex.evt.x'), { expectedVersion: 2 });
+      expect(erased.nextVersion).toBe(3);
+      const read = await store.readStream(s);
+      expect(read.version).toBe(3);
+      expect(read.events.map((e) => e.type)).toEqual(['MemoDeleted']);
+      expect(JSON.stringify(read.events)).not.toContain(secret);
+      const unpublished = await store.readUnpublished({ limit: 10_000 });
+      expect(JSON.stringify(unpublished)).not.toContain(secret);
+    });
+
+    it('is an outbox: events with a subject stay unpublished until marked, oldest first', async () => {
+      const s = stream();
+      const first = event('A', {}, 'memex.evt.a');
+      const internal = event('Internal');
+      const second = event('B', {}, 'memex.evt.a');
+      await store.appendToStream(s, [first, internal, second], { expectedVersion: 0 });
+      let pending = (await store.readUnpublished({ limit: 10_000 })).filter((e) => e.streamName === s);
+      expect(pending.map((e) => e.id)).toEqual([first.id, second.id]);
+      expect(pending[0]?.meta.subject).toBe('memex.evt.a');
+      await store.markPublished([first.id]);
+      pending = (await store.readUnpublished({ limit: 10_000 })).filter((e) => e.streamName === s);
+      expect(pending.map((e) => e.id)).toEqual([second.id]);
+      await store.markPublished([second.id, second.id]);
+      pending = (await store.readUnpublished({ limit: 10_000 })).filter((e) => e.streamName === s);
+      expect(pending).toEqual([]);
+    });
+
+    it('skips fresh events when asked only for older ones', async () => {
+      const s = stream();
+      const old = { ...event('Old', {}, 'memex.evt.b'), occurredAt: '2000-01-01T00:00:00.000Z' };
+      const fresh = event('Fresh', {}, 'memex.evt.b');
+      await store.appendToStream(s, [old, fresh], { expectedVersion: 0 });
+      const pending = (await store.readUnpublished({ limit: 10_000, olderThan: '2001-01-01T00:00:00.000Z' })).filter(
+        (e) => e.streamName === s,
+      );
+      expect(pending.map((e) => e.id)).toEqual([old.id]);
+      await store.markPublished([old.id, fresh.id]);
+    });
+
+    it('refuses a second event with an id it already holds', async () => {
+      const e = event('A');
+      await store.appendToStream(stream(), [e], { expectedVersion: 0 });
+      await expect(store.appendToStream(stream(), [e], { expectedVersion: 0 })).rejects.toThrow();
+    });
+  });
+}

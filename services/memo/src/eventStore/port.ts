@@ -1,0 +1,72 @@
+import type { MemoAttributes } from '@memex/contracts';
+
+/** Facts about an event that are not the event: who caused it, and where the outbox sends it. */
+export interface EventMeta {
+  commandId?: string;
+  requestId?: string;
+  /** The memo's filterable attributes after this event; travels with the published message. */
+  memo?: MemoAttributes | null;
+  /** The bus subject the outbox publishes to; events without one are internal and never published. */
+  subject?: string;
+}
+
+export interface NewEvent {
+  /** Unique; also the `Nats-Msg-Id` when published. */
+  id: string;
+  type: string;
+  data: unknown;
+  meta: EventMeta;
+  occurredAt: string;
+}
+
+export interface StoredEvent extends NewEvent {
+  streamName: string;
+  /** 1 for the first event of a stream, +1 per event. */
+  version: number;
+  /** Orders events of the whole store; increases with every append. */
+  position: number;
+}
+
+export interface ReadStreamResult {
+  /** The version of the last event, 0 for a stream with none. */
+  version: number;
+  events: StoredEvent[];
+}
+
+export interface AppendResult {
+  nextVersion: number;
+  events: StoredEvent[];
+}
+
+/** Someone appended to the stream since the caller read it. Re-read, decide again, retry. */
+export class VersionConflictError extends Error {
+  constructor(
+    readonly streamName: string,
+    readonly expectedVersion: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`Version conflict on ${streamName}: expected version ${expectedVersion}`, options);
+    this.name = 'VersionConflictError';
+  }
+}
+
+/**
+ * The memo service's source of truth. Appends are atomic (all events of one call or none) and
+ * guarded by `expectedVersion`. The store is also the outbox: every event with a `meta.subject` stays
+ * "unpublished" until `markPublished`.
+ */
+export interface EventStore {
+  readonly kind: 'sqlite' | 'mongodb';
+  readStream(streamName: string): Promise<ReadStreamResult>;
+  /** Throws `VersionConflictError` unless the stream's version equals `expectedVersion` (0: new stream). */
+  appendToStream(streamName: string, events: readonly NewEvent[], options: { expectedVersion: number }): Promise<AppendResult>;
+  /**
+   * Erasure: atomically replaces every event of the stream with `tombstone` (given the next version),
+   * so no earlier event, and none of its data, can be read again. Same version guard as append.
+   */
+  eraseStream(streamName: string, tombstone: NewEvent, options: { expectedVersion: number }): Promise<AppendResult>;
+  /** Events with a subject not yet marked published, by position; `olderThan` (ISO) skips fresh ones. */
+  readUnpublished(options: { limit: number; olderThan?: string }): Promise<StoredEvent[]>;
+  markPublished(eventIds: readonly string[]): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,136 @@
+import { openSqlite, type SqliteDatabase } from '@memex/runtime';
+import { VersionConflictError, type AppendResult, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent } from './port';
+
+interface EventRow {
+  position: number;
+  id: string;
+  stream: string;
+  version: number;
+  type: string;
+  data: string;
+  meta: string;
+  occurred_at: string;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS events (
+  position    INTEGER PRIMARY KEY AUTOINCREMENT,
+  id          TEXT NOT NULL UNIQUE,
+  stream      TEXT NOT NULL,
+  version     INTEGER NOT NULL,
+  type        TEXT NOT NULL,
+  data        TEXT NOT NULL,
+  meta        TEXT NOT NULL,
+  occurred_at TEXT NOT NULL,
+  subject     TEXT,
+  published   INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (stream, version)
+);
+CREATE INDEX IF NOT EXISTS events_outbox ON events (position) WHERE published = 0 AND subject IS NOT NULL;
+`;
+
+function toStored(row: EventRow): StoredEvent {
+  return {
+    position: row.position,
+    id: row.id,
+    streamName: row.stream,
+    version: row.version,
+    type: row.type,
+    data: JSON.parse(row.data) as unknown,
+    meta: JSON.parse(row.meta) as StoredEvent['meta'],
+    occurredAt: row.occurred_at,
+  };
+}
+
+/**
+ * The embedded event store: one SQLite file (WAL), shareable by several memo processes on one
+ * machine. `UNIQUE (stream, version)` is the optimistic-concurrency guard.
+ */
+export class SqliteEventStore implements EventStore {
+  readonly kind = 'sqlite' as const;
+  private readonly db: SqliteDatabase;
+  private readonly stmts;
+
+  constructor(pathOrDb: string | SqliteDatabase) {
+    this.db = typeof pathOrDb === 'string' ? openSqlite(pathOrDb) : pathOrDb;
+    this.db.exec(SCHEMA);
+    this.stmts = {
+      read: this.db.prepare<[string], EventRow>('SELECT * FROM events WHERE stream = ? ORDER BY version'),
+      version: this.db.prepare<[string], { v: number | null }>('SELECT MAX(version) AS v FROM events WHERE stream = ?'),
+      insert: this.db.prepare(
+        `INSERT INTO events (id, stream, version, type, data, meta, occurred_at, subject)
+         VALUES (@id, @stream, @version, @type, @data, @meta, @occurred_at, @subject)`,
+      ),
+      erase: this.db.prepare<[string]>('DELETE FROM events WHERE stream = ?'),
+      unpublished: this.db.prepare<[number], EventRow>(
+        'SELECT * FROM events WHERE published = 0 AND subject IS NOT NULL ORDER BY position LIMIT ?',
+      ),
+      unpublishedBefore: this.db.prepare<[string, number], EventRow>(
+        'SELECT * FROM events WHERE published = 0 AND subject IS NOT NULL AND occurred_at < ? ORDER BY position LIMIT ?',
+      ),
+      markPublished: this.db.prepare<[string]>('UPDATE events SET published = 1 WHERE id = ?'),
+    };
+  }
+
+  async readStream(streamName: string): Promise<ReadStreamResult> {
+    const events = this.stmts.read.all(streamName).map(toStored);
+    return { version: events.at(-1)?.version ?? 0, events };
+  }
+
+  private write(streamName: string, events: readonly NewEvent[], expectedVersion: number, erase: boolean): AppendResult {
+    const run = this.db.transaction((): AppendResult => {
+      const current = this.stmts.version.get(streamName)?.v ?? 0;
+      if (current !== expectedVersion) throw new VersionConflictError(streamName, expectedVersion);
+      if (erase) this.stmts.erase.run(streamName);
+      const stored: StoredEvent[] = [];
+      let version = expectedVersion;
+      for (const e of events) {
+        version += 1;
+        const info = this.stmts.insert.run({
+          id: e.id,
+          stream: streamName,
+          version,
+          type: e.type,
+          data: JSON.stringify(e.data),
+          meta: JSON.stringify(e.meta),
+          occurred_at: e.occurredAt,
+          subject: e.meta.subject ?? null,
+        });
+        stored.push({ ...e, streamName, version, position: Number(info.lastInsertRowid) });
+      }
+      return { nextVersion: version, events: stored };
+    });
+    try {
+      return run.immediate();
+    } catch (error) {
+      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && /stream/.test(String(error))) {
+        throw new VersionConflictError(streamName, expectedVersion, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  async appendToStream(streamName: string, events: readonly NewEvent[], { expectedVersion }: { expectedVersion: number }) {
+    return this.write(streamName, events, expectedVersion, false);
+  }
+
+  async eraseStream(streamName: string, tombstone: NewEvent, { expectedVersion }: { expectedVersion: number }) {
+    return this.write(streamName, [tombstone], expectedVersion, true);
+  }
+
+  async readUnpublished({ limit, olderThan }: { limit: number; olderThan?: string }): Promise<StoredEvent[]> {
+    const rows = olderThan ? this.stmts.unpublishedBefore.all(olderThan, limit) : this.stmts.unpublished.all(limit);
+    return rows.map(toStored);
+  }
+
+  async markPublished(eventIds: readonly string[]): Promise<void> {
+    const mark = this.db.transaction((ids: readonly string[]) => {
+      for (const id of ids) this.stmts.markPublished.run(id);
+    });
+    mark(eventIds);
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}

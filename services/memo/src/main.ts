@@ -1,0 +1,6 @@
+import { onShutdown } from '@memex/runtime';
+import { loadMemoConfig } from './config';
+import { startMemoService } from './service';
+
+const service = await startMemoService(loadMemoConfig(process.env));
+onShutdown(service.logger, () => service.stop());

@@ -1,0 +1,333 @@
+/**
+ * The memo aggregate as a decider: `decide(command, state) → events`, `evolve(state, event) → state`.
+ * Pure: the clock and ids come in with the command.
+ */
+import {
+  MemexError,
+  type ChunkRecord,
+  type CreateMemoInput,
+  type MemoEvent,
+  type ProcessingStage,
+  type TagRecord,
+  type UpdateMemoInput,
+} from '@memex/contracts';
+import { tagId } from '@memex/runtime';
+
+export interface MemoData {
+  memoId: string;
+  projectId: string;
+  createdAt: string;
+  updatedAt: string;
+  title: string;
+  content: string;
+  metadata: Record<string, unknown>;
+  clientReferenceId: string | null;
+  source: string | null;
+  memoType: string;
+  expirationDate: string | null;
+  archived: boolean;
+  /** Content revision: 1 at creation, +1 per content change. */
+  revision: number;
+  /** Tags the client gave at creation; dropped by a content change (spec section 3). */
+  clientTags: TagRecord[];
+  tags: TagRecord[];
+  summary: string;
+  chunks: ChunkRecord[];
+  /** Revisions the processing results belong to; `pending` until both equal `revision`. */
+  chunkedRevision: number;
+  summarizedRevision: number;
+  processingError: { stage: ProcessingStage; message: string; revision: number; at: string } | null;
+}
+
+export type MemoState =
+  | { status: 'empty' }
+  | { status: 'active'; memo: MemoData }
+  | { status: 'deleted'; memoId: string; projectId: string };
+
+export const initialState = (): MemoState => ({ status: 'empty' });
+
+export type MemoCommand =
+  | { type: 'CreateMemo'; memoId: string; projectId: string; input: CreateMemoInput; now: string }
+  | { type: 'UpdateMemo'; projectId: string; input: UpdateMemoInput; now: string }
+  | { type: 'DeleteMemo'; projectId: string; now: string }
+  | { type: 'RecordChunks'; projectId: string; revision: number; model: string; chunks: ChunkRecord[]; now: string }
+  | { type: 'RecordSummary'; projectId: string; revision: number; summary: string; tags: string[]; now: string }
+  | {
+      type: 'RecordProcessingFailure';
+      projectId: string;
+      revision: number;
+      stage: ProcessingStage;
+      message: string;
+      now: string;
+    }
+  | { type: 'ArchiveMemo'; projectId: string; now: string };
+
+export function isPending(memo: MemoData): boolean {
+  return memo.chunkedRevision !== memo.revision || memo.summarizedRevision !== memo.revision;
+}
+
+export function isExpired(expirationDate: string | null, now: string): boolean {
+  return expirationDate !== null && Date.parse(expirationDate) <= Date.parse(now);
+}
+
+function tagRecords(memoId: string, tags: readonly string[]): TagRecord[] {
+  const seen = new Set<string>();
+  const out: TagRecord[] = [];
+  for (const tag of tags) {
+    if (seen.has(tag)) continue;
+    seen.add(tag);
+    out.push({ uuid: tagId(memoId, tag), tag });
+  }
+  return out;
+}
+
+/** The memo of an active state for a command from `projectId`; throws what the routes answer otherwise. */
+function requireActive(state: MemoState, projectId: string): MemoData {
+  if (state.status !== 'active') throw new MemexError('MemoNotFound');
+  if (state.memo.projectId !== projectId) throw new MemexError('ResourceNotInProject');
+  return state.memo;
+}
+
+/** Processing results go only to the live revision of a memo in the same project; anything else is dropped. */
+function liveRevision(state: MemoState, projectId: string, revision: number): MemoData | undefined {
+  if (state.status !== 'active') return undefined;
+  const memo = state.memo;
+  return memo.projectId === projectId && memo.revision === revision ? memo : undefined;
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
+  switch (command.type) {
+    case 'CreateMemo': {
+      if (state.status !== 'empty') throw new MemexError('InvalidRequest', 'A memo with this id already exists');
+      const { memoId, projectId, input, now } = command;
+      const events: MemoEvent[] = [
+        {
+          type: 'MemoCreated',
+          data: {
+            memoId,
+            projectId,
+            revision: 1,
+            title: input.title,
+            content: input.content,
+            metadata: input.metadata,
+            clientReferenceId: input.referenceId,
+            source: input.source,
+            memoType: input.type,
+            expirationDate: input.expirationDate,
+            tags: tagRecords(memoId, input.tags),
+            createdAt: now,
+          },
+        },
+      ];
+      if (isExpired(input.expirationDate, now)) {
+        events.push({ type: 'MemoArchived', data: { memoId, projectId, reason: 'expired', at: now } });
+      }
+      return events;
+    }
+
+    case 'UpdateMemo': {
+      const memo = requireActive(state, command.projectId);
+      const { input, now } = command;
+      const { memoId, projectId } = memo;
+      const changes: Extract<MemoEvent, { type: 'MemoUpdated' }>['data']['changes'] = {};
+      if (input.title !== undefined && input.title !== memo.title) changes.title = input.title;
+      if (input.metadata !== undefined && !sameJson(input.metadata, memo.metadata)) changes.metadata = input.metadata;
+      if (input.clientReferenceId !== undefined && input.clientReferenceId !== memo.clientReferenceId) {
+        changes.clientReferenceId = input.clientReferenceId;
+      }
+      if (input.source !== undefined && input.source !== memo.source) changes.source = input.source;
+      if (input.type !== undefined && input.type !== memo.memoType) changes.memoType = input.type;
+      if (input.expirationDate !== undefined && input.expirationDate !== memo.expirationDate) {
+        changes.expirationDate = input.expirationDate;
+      }
+      const events: MemoEvent[] = [];
+      if (Object.keys(changes).length > 0) events.push({ type: 'MemoUpdated', data: { memoId, projectId, changes, updatedAt: now } });
+      if (input.content !== undefined && input.content !== memo.content) {
+        events.push({
+          type: 'MemoContentChanged',
+          data: { memoId, projectId, revision: memo.revision + 1, content: input.content, updatedAt: now },
+        });
+      }
+      if (changes.expirationDate !== undefined) {
+        const expired = isExpired(changes.expirationDate, now);
+        if (expired && !memo.archived) events.push({ type: 'MemoArchived', data: { memoId, projectId, reason: 'expired', at: now } });
+        if (!expired && memo.archived) events.push({ type: 'MemoUnarchived', data: { memoId, projectId, at: now } });
+      }
+      return events;
+    }
+
+    case 'DeleteMemo': {
+      const memo = requireActive(state, command.projectId);
+      return [{ type: 'MemoDeleted', data: { memoId: memo.memoId, projectId: memo.projectId, at: command.now } }];
+    }
+
+    case 'RecordChunks': {
+      const memo = liveRevision(state, command.projectId, command.revision);
+      if (!memo || memo.chunkedRevision === command.revision) return [];
+      return [
+        {
+          type: 'MemoChunked',
+          data: {
+            memoId: memo.memoId,
+            projectId: memo.projectId,
+            revision: command.revision,
+            model: command.model,
+            chunks: command.chunks,
+            at: command.now,
+          },
+        },
+      ];
+    }
+
+    case 'RecordSummary': {
+      const memo = liveRevision(state, command.projectId, command.revision);
+      if (!memo || memo.summarizedRevision === command.revision) return [];
+      const { memoId, projectId } = memo;
+      return [
+        { type: 'MemoSummarized', data: { memoId, projectId, revision: command.revision, summary: command.summary, at: command.now } },
+        {
+          type: 'MemoTagged',
+          data: { memoId, projectId, revision: command.revision, tags: tagRecords(memoId, command.tags), at: command.now },
+        },
+      ];
+    }
+
+    case 'RecordProcessingFailure': {
+      const memo = liveRevision(state, command.projectId, command.revision);
+      if (!memo) return [];
+      const done = command.stage === 'indexing' ? memo.chunkedRevision : memo.summarizedRevision;
+      if (done === command.revision) return [];
+      return [
+        {
+          type: 'MemoProcessingFailed',
+          data: {
+            memoId: memo.memoId,
+            projectId: memo.projectId,
+            revision: command.revision,
+            stage: command.stage,
+            message: command.message,
+            at: command.now,
+          },
+        },
+      ];
+    }
+
+    case 'ArchiveMemo': {
+      if (state.status !== 'active' || state.memo.projectId !== command.projectId) return [];
+      const memo = state.memo;
+      if (memo.archived || !isExpired(memo.expirationDate, command.now)) return [];
+      return [{ type: 'MemoArchived', data: { memoId: memo.memoId, projectId: memo.projectId, reason: 'expired', at: command.now } }];
+    }
+
+    default: {
+      const never: never = command;
+      throw new Error(`unknown command ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+export function evolve(state: MemoState, event: MemoEvent): MemoState {
+  if (event.type === 'MemoCreated') {
+    const d = event.data;
+    return {
+      status: 'active',
+      memo: {
+        memoId: d.memoId,
+        projectId: d.projectId,
+        createdAt: d.createdAt,
+        updatedAt: d.createdAt,
+        title: d.title,
+        content: d.content,
+        metadata: d.metadata,
+        clientReferenceId: d.clientReferenceId,
+        source: d.source,
+        memoType: d.memoType,
+        expirationDate: d.expirationDate,
+        archived: false,
+        revision: d.revision,
+        clientTags: d.tags,
+        tags: d.tags,
+        summary: '',
+        chunks: [],
+        chunkedRevision: 0,
+        summarizedRevision: 0,
+        processingError: null,
+      },
+    };
+  }
+  if (event.type === 'MemoDeleted') {
+    return { status: 'deleted', memoId: event.data.memoId, projectId: event.data.projectId };
+  }
+  if (state.status !== 'active') return state;
+  const memo = state.memo;
+  const next = (changes: Partial<MemoData>): MemoState => ({ status: 'active', memo: { ...memo, ...changes } });
+
+  switch (event.type) {
+    case 'MemoUpdated': {
+      const c = event.data.changes;
+      return next({
+        updatedAt: event.data.updatedAt,
+        ...(c.title !== undefined ? { title: c.title } : {}),
+        ...(c.metadata !== undefined ? { metadata: c.metadata } : {}),
+        ...(c.clientReferenceId !== undefined ? { clientReferenceId: c.clientReferenceId } : {}),
+        ...(c.source !== undefined ? { source: c.source } : {}),
+        ...(c.memoType !== undefined ? { memoType: c.memoType } : {}),
+        ...(c.expirationDate !== undefined ? { expirationDate: c.expirationDate } : {}),
+      });
+    }
+    case 'MemoContentChanged':
+      return next({
+        content: event.data.content,
+        revision: event.data.revision,
+        updatedAt: event.data.updatedAt,
+        summary: '',
+        tags: [],
+        clientTags: [],
+        chunks: [],
+        processingError: null,
+      });
+    case 'MemoChunked':
+      if (event.data.revision !== memo.revision) return state;
+      return next({
+        chunks: event.data.chunks,
+        chunkedRevision: event.data.revision,
+        processingError: memo.processingError?.stage === 'indexing' ? null : memo.processingError,
+      });
+    case 'MemoSummarized':
+      if (event.data.revision !== memo.revision) return state;
+      return next({
+        summary: event.data.summary,
+        summarizedRevision: event.data.revision,
+        processingError: memo.processingError?.stage === 'summarizing' ? null : memo.processingError,
+      });
+    case 'MemoTagged': {
+      if (event.data.revision !== memo.revision) return state;
+      const given = new Set(memo.clientTags.map((t) => t.tag));
+      return next({ tags: [...memo.clientTags, ...event.data.tags.filter((t) => !given.has(t.tag))] });
+    }
+    case 'MemoProcessingFailed':
+      if (event.data.revision !== memo.revision) return state;
+      return next({
+        processingError: {
+          stage: event.data.stage,
+          message: event.data.message,
+          revision: event.data.revision,
+          at: event.data.at,
+        },
+      });
+    case 'MemoArchived':
+      return next({ archived: true });
+    case 'MemoUnarchived':
+      return next({ archived: false });
+    default: {
+      const never: never = event;
+      throw new Error(`unknown event ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+export function fold(events: readonly MemoEvent[], state: MemoState = initialState()): MemoState {
+  return events.reduce(evolve, state);
+}

@@ -1,0 +1,212 @@
+import {
+  MemexError,
+  Subjects,
+  isUuid,
+  type MemoEvent,
+  type MemoRef,
+} from '@memex/contracts';
+import { uuidV7, type CommandContext, type CommandHandlers, type Logger } from '@memex/runtime';
+import { VersionConflictError, type EventStore, type NewEvent, type StoredEvent } from '../eventStore/port';
+import type { OutboxPublisher } from '../outbox/publisher';
+import type { MemoReadModel } from '../readModel/port';
+import { decide, evolve, fold, type MemoCommand, type MemoState } from './decider';
+import type { ReferenceClaims } from './references';
+import { memoStream } from './streams';
+import { toAttributes, toMemo } from './view';
+
+export interface MemoHandlerDeps {
+  store: EventStore;
+  readModel: MemoReadModel;
+  publisher: OutboxPublisher;
+  references: ReferenceClaims;
+  clock: () => Date;
+  logger: Logger;
+}
+
+interface Executed {
+  state: MemoState;
+  eventSeq?: number;
+  /** False when the command changed nothing (already applied, stale revision, no-op). */
+  applied: boolean;
+}
+
+/** Version conflicts retried before giving up: each retry re-reads the stream and decides again. */
+const MAX_ATTEMPTS = 20;
+
+export function toDomainEvents(stored: readonly StoredEvent[]): MemoEvent[] {
+  return stored.map((e) => ({ type: e.type, data: e.data }) as MemoEvent);
+}
+
+/**
+ * The memo command handlers: load the stream, decide, append with the version read (retrying on a
+ * conflict), update the read model, publish, reply. Every step after the append is repeated by the
+ * outbox sweep if the process dies, so the reply is the only thing a crash can lose.
+ */
+export class MemoCommandService {
+  constructor(private readonly deps: MemoHandlerDeps) {}
+
+  /** Loads a memo stream's state and version. */
+  async load(projectId: string, memoId: string): Promise<{ state: MemoState; version: number; events: StoredEvent[] }> {
+    const { version, events } = await this.deps.store.readStream(memoStream(projectId, memoId));
+    return { state: fold(toDomainEvents(events)), version, events };
+  }
+
+  /** Writes the read model from the stream as it now stands (idempotent; used after crashes too). */
+  async project(streamName: string): Promise<void> {
+    const { version, events } = await this.deps.store.readStream(streamName);
+    if (!streamName.startsWith('memo-')) return;
+    const state = fold(toDomainEvents(events));
+    await this.projectState(state, version);
+  }
+
+  private async projectState(state: MemoState, version: number): Promise<void> {
+    if (state.status === 'active') {
+      await this.deps.readModel.upsert({ projectId: state.memo.projectId, version, memo: toMemo(state.memo) });
+    } else if (state.status === 'deleted') {
+      await this.deps.readModel.remove(state.projectId, state.memoId, version);
+    }
+  }
+
+  async execute(
+    projectId: string,
+    memoId: string,
+    command: (now: string) => MemoCommand,
+    context: Pick<CommandContext, 'commandId' | 'requestId'>,
+    { erase = false }: { erase?: boolean } = {},
+  ): Promise<Executed> {
+    const stream = memoStream(projectId, memoId);
+    const subject = Subjects.memoEvents(projectId, memoId);
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const { state, version, events: stored } = await this.load(projectId, memoId);
+      // A redelivered command that already ran: answer as the first run did.
+      if (stored.some((e) => e.meta.commandId === context.commandId)) return { state, applied: false };
+      const now = this.deps.clock().toISOString();
+      const decided = decide(command(now), state);
+      if (decided.length === 0) return { state, applied: false };
+
+      let next = state;
+      const events: NewEvent[] = decided.map((event) => {
+        next = evolve(next, event);
+        return {
+          id: uuidV7(),
+          type: event.type,
+          data: event.data,
+          occurredAt: now,
+          meta: {
+            commandId: context.commandId,
+            ...(context.requestId ? { requestId: context.requestId } : {}),
+            subject,
+            memo: toAttributes(next),
+          },
+        };
+      });
+      try {
+        const appended = erase
+          ? await this.deps.store.eraseStream(stream, onlyOne(events), { expectedVersion: version })
+          : await this.deps.store.appendToStream(stream, events, { expectedVersion: version });
+        await this.projectState(next, appended.nextVersion);
+        const eventSeq = await this.deps.publisher.publish(appended.events);
+        return { state: next, applied: true, ...(eventSeq !== undefined ? { eventSeq } : {}) };
+      } catch (error) {
+        if (error instanceof VersionConflictError) {
+          await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
+          continue;
+        }
+        throw error;
+      }
+    }
+    throw new Error(`gave up on ${stream} after ${MAX_ATTEMPTS} version conflicts`);
+  }
+
+  /** Finds the memo a route addresses, in the caller's project for reference ids, anywhere for UUIDs. */
+  async resolve(projectId: string, ref: MemoRef): Promise<{ memoId: string; ownerProjectId: string }> {
+    if (ref.idType === 'memo_uuid') {
+      if (!isUuid(ref.id)) throw new MemexError('MemoNotFound');
+      const record = await this.deps.readModel.get(ref.id.toLowerCase());
+      if (!record) throw new MemexError('MemoNotFound');
+      return { memoId: record.memo.uuid, ownerProjectId: record.projectId };
+    }
+    const record = await this.deps.readModel.findByReference(projectId, ref.id);
+    if (!record) throw new MemexError('MemoNotFound');
+    return { memoId: record.memo.uuid, ownerProjectId: record.projectId };
+  }
+
+  handlers(): CommandHandlers {
+    const { references } = this.deps;
+    const seq = (e: Executed) => (e.eventSeq !== undefined ? { eventSeq: e.eventSeq } : {});
+    return {
+      create: async ({ projectId, memoId, input }, ctx) => {
+        if (input.referenceId !== null) await references.claim(projectId, input.referenceId, memoId);
+        const done = await this.execute(projectId, memoId, (now) => ({ type: 'CreateMemo', memoId, projectId, input, now }), ctx);
+        return { result: { memoId }, ...seq(done) };
+      },
+
+      update: async ({ projectId, ref, input }, ctx) => {
+        const { memoId, ownerProjectId } = await this.resolve(projectId, ref);
+        if (ownerProjectId !== projectId) throw new MemexError('ResourceNotInProject');
+        const before = (await this.load(ownerProjectId, memoId)).state;
+        const oldReference = before.status === 'active' ? before.memo.clientReferenceId : null;
+        const newReference = input.clientReferenceId;
+        const changesReference = newReference !== undefined && newReference !== oldReference;
+        if (changesReference && newReference !== null) await references.claim(projectId, newReference, memoId);
+        const done = await this.execute(ownerProjectId, memoId, (now) => ({ type: 'UpdateMemo', projectId, input, now }), ctx);
+        if (changesReference && done.applied && oldReference !== null) await references.release(projectId, oldReference, memoId);
+        return { result: { memoId }, ...seq(done) };
+      },
+
+      delete: async ({ projectId, ref }, ctx) => {
+        const { memoId, ownerProjectId } = await this.resolve(projectId, ref);
+        if (ownerProjectId !== projectId) throw new MemexError('ResourceNotInProject');
+        const before = (await this.load(ownerProjectId, memoId)).state;
+        const done = await this.execute(ownerProjectId, memoId, (now) => ({ type: 'DeleteMemo', projectId, now }), ctx, {
+          erase: true,
+        });
+        if (before.status === 'active' && before.memo.clientReferenceId !== null) {
+          await references.release(projectId, before.memo.clientReferenceId, memoId, { erase: true });
+        }
+        return { result: { memoId }, ...seq(done) };
+      },
+
+      'record-chunks': async ({ projectId, memoId, revision, model, chunks }, ctx) => {
+        const done = await this.execute(
+          projectId,
+          memoId,
+          (now) => ({ type: 'RecordChunks', projectId, revision, model, chunks, now }),
+          ctx,
+        );
+        return { result: { applied: done.applied }, ...seq(done) };
+      },
+
+      'record-summary': async ({ projectId, memoId, revision, summary, tags }, ctx) => {
+        const done = await this.execute(
+          projectId,
+          memoId,
+          (now) => ({ type: 'RecordSummary', projectId, revision, summary, tags, now }),
+          ctx,
+        );
+        return { result: { applied: done.applied }, ...seq(done) };
+      },
+
+      'record-processing-failure': async ({ projectId, memoId, revision, stage, message }, ctx) => {
+        const done = await this.execute(
+          projectId,
+          memoId,
+          (now) => ({ type: 'RecordProcessingFailure', projectId, revision, stage, message, now }),
+          ctx,
+        );
+        if (done.applied) this.deps.logger.error({ memoId, revision, stage, message }, 'memo processing failed');
+        return { result: { applied: done.applied }, ...seq(done) };
+      },
+
+      archive: async ({ projectId, memoId }, ctx) => {
+        const done = await this.execute(projectId, memoId, (now) => ({ type: 'ArchiveMemo', projectId, now }), ctx);
+        return { result: { applied: done.applied }, ...seq(done) };
+      },
+    };
+  }
+}
+
+function onlyOne(events: NewEvent[]): NewEvent {
+  if (events.length !== 1) throw new Error(`erasure takes exactly one tombstone event, got ${events.length}`);
+  return events[0]!;
+}

@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Streams, Subjects, type CreateMemoInput, type Memo, type MemoGetRequest, type TitleSearchRequest } from '@memex/contracts';
+import { CommandClient, connectNats, decodeJson, query, silentLogger } from '@memex/runtime';
+import { startNatsServer, tempDir, type NatsServerHandle } from '@memex/testing';
+import { loadMemoConfig } from '../config';
+import { startMemoService, type MemoService } from '../service';
+
+const input = (over: Partial<CreateMemoInput> = {}): CreateMemoInput => ({
+  title: 'Quarterly report',
+  content: 'Revenue grew. Costs fell.',
+  metadata: { team: 'finance' },
+  referenceId: null,
+  tags: ['q3'],
+  source: 'drive',
+  type: 'text',
+  expirationDate: null,
+  ...over,
+});
+
+describe('memo service over NATS', () => {
+  let nats: NatsServerHandle;
+  let dir: ReturnType<typeof tempDir>;
+  let service: MemoService;
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+  let client: CommandClient;
+  const projectId = randomUUID();
+  const otherProject = randomUUID();
+
+  beforeAll(async () => {
+    nats = await startNatsServer();
+    dir = tempDir();
+    const config = loadMemoConfig({ NATS_URL: nats.url, MEMEX_DATA_DIR: dir.path, LOG_LEVEL: 'silent' });
+    service = await startMemoService(config, { logger: silentLogger() });
+    nc = await connectNats({ url: nats.url, name: 'test' });
+    jsm = await jetstreamManager(nc);
+    client = new CommandClient(nc, jetstream(nc));
+  });
+
+  afterAll(async () => {
+    client?.close();
+    await nc?.close();
+    await service?.stop();
+    await nats?.stop();
+    dir?.remove();
+  });
+
+  const get = (id: string, idType: 'memo_uuid' | 'reference_id' = 'memo_uuid', project = projectId) =>
+    query<MemoGetRequest, Memo>(nc, Subjects.query.memoGet, { projectId: project, ref: { idType, id } });
+
+  const create = async (over: Partial<CreateMemoInput> = {}, project = projectId) => {
+    const memoId = randomUUID();
+    const out = await client.send('create', { projectId: project, memoId, input: input(over) });
+    return { memoId, ...out };
+  };
+
+  it('creates a memo that GET finds at once, pending, by uuid and by reference id', async () => {
+    const { memoId, eventSeq } = await create({ referenceId: 'ext-1' });
+    expect(eventSeq).toBeGreaterThan(0);
+    const memo = await get(memoId);
+    expect(memo).toMatchObject({
+      uuid: memoId,
+      title: 'Quarterly report',
+      pending: true,
+      summary: '',
+      chunks: [],
+      client_reference_id: 'ext-1',
+      content_length: 'Revenue grew. Costs fell.'.length,
+      tags: [{ tag: 'q3' }],
+      archived: false,
+    });
+    expect((await get('ext-1', 'reference_id')).uuid).toBe(memoId);
+  });
+
+  it('hides another project\'s memo on GET and refuses to change it', async () => {
+    const { memoId } = await create({}, otherProject);
+    await expect(get(memoId)).rejects.toMatchObject({ code: 'MemoNotFound' });
+    await expect(client.send('update', { projectId, ref: { idType: 'memo_uuid', id: memoId }, input: { title: 'x' } })).rejects.toMatchObject({
+      code: 'ResourceNotInProject',
+    });
+    await expect(client.send('delete', { projectId, ref: { idType: 'memo_uuid', id: memoId } })).rejects.toMatchObject({
+      code: 'ResourceNotInProject',
+    });
+    await expect(get(randomUUID())).rejects.toMatchObject({ code: 'MemoNotFound' });
+    await expect(get('not-a-uuid')).rejects.toMatchObject({ code: 'MemoNotFound' });
+  });
+
+  it('keeps reference ids unique per project, even when created at the same time', async () => {
+    const ref = `dup-${randomUUID()}`;
+    const results = await Promise.allSettled(Array.from({ length: 6 }, () => create({ referenceId: ref })));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'ReferenceIdTaken' });
+    // Another project may use the same reference id.
+    await expect(create({ referenceId: ref }, otherProject)).resolves.toBeDefined();
+  });
+
+  it('loses no update when many PATCHes of one memo race', async () => {
+    const { memoId } = await create({ metadata: {} });
+    const ref = { idType: 'memo_uuid' as const, id: memoId };
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        i % 2 === 0
+          ? client.send('update', { projectId, ref, input: { title: `title ${i}` } })
+          : client.send('update', { projectId, ref, input: { content: `content number ${i}` } }),
+      ),
+    );
+    const memo = await get(memoId);
+    // Six content changes after creation: revision 7; the stream holds every one of them.
+    const { state, events } = await service.commands.load(projectId, memoId);
+    expect(state.status === 'active' && state.memo.revision).toBe(7);
+    expect(events.filter((e) => e.type === 'MemoContentChanged')).toHaveLength(6);
+    expect(events.filter((e) => e.type === 'MemoUpdated')).toHaveLength(6);
+    expect(memo.title).toMatch(/^title \d+$/);
+    expect(memo.pending).toBe(true);
+  });
+
+  it('PATCH with content drops summary, tags and chunks and starts a new revision', async () => {
+    const { memoId } = await create();
+    await client.send('record-chunks', {
+      projectId,
+      memoId,
+      revision: 1,
+      model: 'm',
+      chunks: [{ uuid: randomUUID(), index: 0, content: 'Revenue grew.' }],
+    });
+    await client.send('record-summary', { projectId, memoId, revision: 1, summary: 'Revenue grew.', tags: ['revenue'] });
+    let memo = await get(memoId);
+    expect(memo.pending).toBe(false);
+    expect(memo.tags.map((t) => t.tag)).toEqual(['q3', 'revenue']);
+
+    await client.send('update', { projectId, ref: { idType: 'memo_uuid', id: memoId }, input: { source: 'mail' } });
+    memo = await get(memoId);
+    expect(memo).toMatchObject({ pending: false, source: 'mail', summary: 'Revenue grew.' });
+
+    await client.send('update', { projectId, ref: { idType: 'memo_uuid', id: memoId }, input: { content: 'New text.' } });
+    memo = await get(memoId);
+    expect(memo).toMatchObject({ pending: true, summary: '', tags: [], chunks: [], content: 'New text.' });
+
+    // Late results for revision 1 are dropped.
+    const late = await client.send('record-summary', { projectId, memoId, revision: 1, summary: 'old', tags: ['old'] });
+    expect(late.result.applied).toBe(false);
+    expect((await get(memoId)).summary).toBe('');
+  });
+
+  it('DELETE erases the memo: read model, event stream down to a tombstone, bus messages purged', async () => {
+    const secret = `secret-${randomUUID()}`;
+    const { memoId } = await create({ content: secret, referenceId: `del-${secret}` });
+    await client.send('update', { projectId, ref: { idType: 'memo_uuid', id: memoId }, input: { content: `${secret} v2` } });
+    await client.send('delete', { projectId, ref: { idType: 'memo_uuid', id: memoId } });
+    await expect(get(memoId)).rejects.toMatchObject({ code: 'MemoNotFound' });
+    const { events } = await service.commands.load(projectId, memoId);
+    expect(events.map((e) => e.type)).toEqual(['MemoDeleted']);
+    expect(JSON.stringify(events)).not.toContain(secret);
+
+    const subject = Subjects.memoEvents(projectId, memoId);
+    const info = await jsm.streams.info(Streams.memoEvents, { subjects_filter: subject });
+    expect(info.state.subjects?.[subject]).toBe(1);
+    const last = await (await jetstream(nc).streams.get(Streams.memoEvents)).getMessage({ last_by_subj: subject });
+    expect(decodeJson<{ type: string }>(last!.data).type).toBe('MemoDeleted');
+    expect(new TextDecoder().decode(last!.data)).not.toContain(secret);
+
+    await expect(client.send('delete', { projectId, ref: { idType: 'memo_uuid', id: memoId } })).rejects.toMatchObject({
+      code: 'MemoNotFound',
+    });
+    // The reference id is free again.
+    await expect(create({ referenceId: `del-${secret}` })).resolves.toBeDefined();
+  });
+
+  it('searches titles with filters, skipping archived memos', async () => {
+    const p = randomUUID();
+    await create({ title: 'Beta plan', source: 'slack' }, p);
+    await create({ title: 'alpha plan', source: 'drive' }, p);
+    await create({ title: 'Plan gamma', source: 'slack', expirationDate: '2001-01-01T00:00:00.000Z' }, p);
+    const search = (req: Partial<TitleSearchRequest>) =>
+      query<TitleSearchRequest, { memo_title: string; distance: null }[]>(nc, Subjects.query.memoTitleSearch, {
+        projectId: p,
+        mode: 'contains',
+        query: 'plan',
+        filters: [],
+        limit: 10,
+        ...req,
+      });
+    expect((await search({})).map((r) => r.memo_title)).toEqual(['alpha plan', 'Beta plan']);
+    expect((await search({ mode: 'startswith', query: 'BETA' })).map((r) => r.memo_title)).toEqual(['Beta plan']);
+    expect(
+      (await search({ filters: [{ field: 'source', operator: 'eq', value: 'slack', filter_type: 'native_field' }] })).map((r) => r.memo_title),
+    ).toEqual(['Beta plan']);
+    expect((await search({}))[0]?.distance).toBeNull();
+  });
+
+  it('archives a memo when its expiration date passes, and keeps it readable', async () => {
+    const soon = new Date(Date.now() + 400).toISOString();
+    const { memoId } = await create({ expirationDate: soon });
+    expect((await get(memoId)).archived).toBe(false);
+    const deadline = Date.now() + 5_000;
+    while (!(await get(memoId)).archived) {
+      if (Date.now() > deadline) throw new Error('memo was not archived');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await get(memoId)).archived).toBe(true);
+  });
+});

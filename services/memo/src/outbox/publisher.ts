@@ -1,0 +1,130 @@
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { headers as natsHeaders } from '@nats-io/nats-core';
+import { Headers, Streams, Subjects, type MemoEventMessage } from '@memex/contracts';
+import { encodeJson, type Logger } from '@memex/runtime';
+import type { EventStore, StoredEvent } from '../eventStore/port';
+
+export interface OutboxOptions {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  store: EventStore;
+  logger: Logger;
+  /** Brings the read model up to date with a stream before its events go out (crash recovery). */
+  project: (streamName: string) => Promise<void>;
+  /** How often to look for events nobody published (a crashed process's, or a failed publish). */
+  sweepIntervalMs?: number;
+  /** Events younger than this are left to the process that appended them. */
+  sweepGraceMs?: number;
+}
+
+export function toMessage(event: StoredEvent): MemoEventMessage {
+  return {
+    id: event.id,
+    type: event.type as MemoEventMessage['type'],
+    version: event.version,
+    occurredAt: event.occurredAt,
+    data: event.data as MemoEventMessage['data'],
+    memo: event.meta.memo ?? null,
+  };
+}
+
+/**
+ * Publishes stored events to the memo event stream: right after a command's append, and from a
+ * sweep that republishes whatever is still unpublished (a crash between append and publish loses no
+ * event). The event id is the `Nats-Msg-Id`, so a republish inside the two-minute window is dropped
+ * by JetStream and consumers dedupe the rest by version. Publishing a `MemoDeleted` also purges the
+ * memo's earlier messages (and dead letters) from the bus, keeping only the tombstone.
+ */
+export class OutboxPublisher {
+  private readonly chains = new Map<string, Promise<unknown>>();
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
+
+  constructor(private readonly options: OutboxOptions) {}
+
+  /** Publishes events in order; resolves to the stream sequence of the last one. */
+  publish(events: readonly StoredEvent[]): Promise<number | undefined> {
+    const publishable = events.filter((e) => e.meta.subject);
+    if (publishable.length === 0) return Promise.resolve(undefined);
+    // Events of one memo leave this process in version order.
+    const subject = publishable[0]!.meta.subject!;
+    const previous = this.chains.get(subject) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => this.publishNow(publishable));
+    this.chains.set(subject, next);
+    void next.finally(() => {
+      if (this.chains.get(subject) === next) this.chains.delete(subject);
+    }).catch(() => undefined);
+    return next;
+  }
+
+  private async publishNow(events: readonly StoredEvent[]): Promise<number | undefined> {
+    const { js, jsm, store } = this.options;
+    let lastSeq: number | undefined;
+    for (const event of events) {
+      const subject = event.meta.subject!;
+      const hdrs = natsHeaders();
+      hdrs.set(Headers.eventType, event.type);
+      hdrs.set(Headers.eventVersion, String(event.version));
+      if (event.meta.requestId) hdrs.set(Headers.requestId, event.meta.requestId);
+      const ack = await js.publish(subject, encodeJson(toMessage(event)), { msgID: event.id, headers: hdrs });
+      lastSeq = ack.seq;
+      if (event.type === 'MemoDeleted') {
+        const { projectId, memoId } = event.data as { projectId: string; memoId: string };
+        await jsm.streams.purge(Streams.memoEvents, { filter: subject, keep: 1 });
+        await jsm.streams.purge(Streams.deadLetters, { filter: Subjects.deadLettersOfMemo(projectId, memoId) });
+      }
+    }
+    await store.markPublished(events.map((e) => e.id));
+    return lastSeq;
+  }
+
+  /** Publishes everything still unpublished; `graceMs` skips events younger than that. */
+  async sweep(graceMs = 0): Promise<number> {
+    if (this.sweeping) await this.sweeping;
+    let count = 0;
+    const run = (async () => {
+      for (;;) {
+        const olderThan = graceMs > 0 ? new Date(Date.now() - graceMs).toISOString() : undefined;
+        const batch = await this.options.store.readUnpublished({ limit: 500, ...(olderThan ? { olderThan } : {}) });
+        if (batch.length === 0) return;
+        const byStream = new Map<string, StoredEvent[]>();
+        for (const e of batch) byStream.set(e.streamName, [...(byStream.get(e.streamName) ?? []), e]);
+        for (const [streamName, events] of byStream) {
+          await this.options.project(streamName);
+          await this.publish(events);
+          count += events.length;
+        }
+        if (batch.length < 500) return;
+      }
+    })();
+    this.sweeping = run;
+    try {
+      await run;
+    } finally {
+      this.sweeping = undefined;
+    }
+    return count;
+  }
+
+  start(): void {
+    const { sweepIntervalMs = 1_000, sweepGraceMs = 3_000, logger } = this.options;
+    const tick = () => {
+      this.sweep(sweepGraceMs)
+        .then((n) => {
+          if (n > 0) logger.warn({ republished: n }, 'outbox republished events');
+        })
+        .catch((error: unknown) => logger.error({ err: error }, 'outbox sweep failed'))
+        .finally(() => {
+          if (this.timer) this.timer = setTimeout(tick, sweepIntervalMs);
+        });
+    };
+    this.timer = setTimeout(tick, sweepIntervalMs);
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.sweeping) await this.sweeping.catch(() => undefined);
+    await Promise.allSettled(this.chains.values());
+  }
+}

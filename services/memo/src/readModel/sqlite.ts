@@ -1,0 +1,147 @@
+import { matchesFilters } from '@memex/contracts';
+import { openSqlite, type SqliteDatabase } from '@memex/runtime';
+import { filterable, foldTitle, type MemoReadModel, type MemoRecord, type TitleSearch } from './port';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS memos (
+  memo_id          TEXT PRIMARY KEY,
+  project_id       TEXT NOT NULL,
+  version          INTEGER NOT NULL,
+  reference_id     TEXT,
+  title_folded     TEXT NOT NULL,
+  archived         INTEGER NOT NULL,
+  expiration_date  TEXT,
+  doc              TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memos_reference ON memos (project_id, reference_id) WHERE reference_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memos_title ON memos (project_id, title_folded, memo_id);
+CREATE INDEX IF NOT EXISTS memos_expiry ON memos (expiration_date) WHERE archived = 0 AND expiration_date IS NOT NULL;
+CREATE TABLE IF NOT EXISTS removed_memos (
+  memo_id    TEXT PRIMARY KEY,
+  project_id TEXT NOT NULL,
+  version    INTEGER NOT NULL
+);
+`;
+
+interface Row {
+  project_id: string;
+  version: number;
+  doc: string;
+}
+
+const toRecord = (row: Row): MemoRecord => ({ projectId: row.project_id, version: row.version, memo: JSON.parse(row.doc) });
+
+/** The embedded read model: a table beside the event store in the memo service's SQLite file. */
+export class SqliteMemoReadModel implements MemoReadModel {
+  readonly kind = 'sqlite' as const;
+  private readonly db: SqliteDatabase;
+  private readonly stmts;
+
+  constructor(pathOrDb: string | SqliteDatabase) {
+    this.db = typeof pathOrDb === 'string' ? openSqlite(pathOrDb) : pathOrDb;
+    this.db.exec(SCHEMA);
+    this.stmts = {
+      get: this.db.prepare<[string], Row>('SELECT project_id, version, doc FROM memos WHERE memo_id = ?'),
+      byReference: this.db.prepare<[string, string], Row>(
+        'SELECT project_id, version, doc FROM memos WHERE project_id = ? AND reference_id = ? ORDER BY version DESC LIMIT 1',
+      ),
+      removedVersion: this.db.prepare<[string], { version: number }>('SELECT version FROM removed_memos WHERE memo_id = ?'),
+      upsert: this.db.prepare(
+        `INSERT INTO memos (memo_id, project_id, version, reference_id, title_folded, archived, expiration_date, doc)
+         VALUES (@memo_id, @project_id, @version, @reference_id, @title_folded, @archived, @expiration_date, @doc)
+         ON CONFLICT (memo_id) DO UPDATE SET
+           version = excluded.version, reference_id = excluded.reference_id, title_folded = excluded.title_folded,
+           archived = excluded.archived, expiration_date = excluded.expiration_date, doc = excluded.doc
+         WHERE excluded.version > memos.version`,
+      ),
+      remove: this.db.prepare<[string]>('DELETE FROM memos WHERE memo_id = ?'),
+      tombstone: this.db.prepare<[string, string, number]>(
+        `INSERT INTO removed_memos (memo_id, project_id, version) VALUES (?, ?, ?)
+         ON CONFLICT (memo_id) DO UPDATE SET version = MAX(version, excluded.version)`,
+      ),
+      // The range uses the title index (UTF-8 byte order is code point order); instr() makes it exact.
+      titlesPrefix: this.db.prepare<[string, string, string, string], Row>(
+        `SELECT project_id, version, doc FROM memos
+         WHERE project_id = ? AND archived = 0 AND title_folded >= ? AND title_folded < ? || char(1114111)
+           AND instr(title_folded, ?) = 1
+         ORDER BY title_folded, memo_id`,
+      ),
+      titlesContaining: this.db.prepare<[string, string], Row>(
+        `SELECT project_id, version, doc FROM memos
+         WHERE project_id = ? AND archived = 0 AND instr(title_folded, ?) > 0
+         ORDER BY title_folded, memo_id`,
+      ),
+      due: this.db.prepare<[string, number], { project_id: string; memo_id: string }>(
+        `SELECT project_id, memo_id FROM memos
+         WHERE archived = 0 AND expiration_date IS NOT NULL AND expiration_date <= ? ORDER BY expiration_date LIMIT ?`,
+      ),
+      next: this.db.prepare<[], { d: string | null }>(
+        'SELECT MIN(expiration_date) AS d FROM memos WHERE archived = 0 AND expiration_date IS NOT NULL',
+      ),
+    };
+  }
+
+  async get(memoId: string): Promise<MemoRecord | undefined> {
+    const row = this.stmts.get.get(memoId);
+    return row ? toRecord(row) : undefined;
+  }
+
+  async findByReference(projectId: string, referenceId: string): Promise<MemoRecord | undefined> {
+    const row = this.stmts.byReference.get(projectId, referenceId);
+    return row ? toRecord(row) : undefined;
+  }
+
+  async upsert(record: MemoRecord): Promise<void> {
+    const write = this.db.transaction(() => {
+      const removed = this.stmts.removedVersion.get(record.memo.uuid);
+      if (removed && removed.version >= record.version) return;
+      this.stmts.upsert.run({
+        memo_id: record.memo.uuid,
+        project_id: record.projectId,
+        version: record.version,
+        reference_id: record.memo.client_reference_id,
+        title_folded: foldTitle(record.memo.title),
+        archived: record.memo.archived ? 1 : 0,
+        expiration_date: record.memo.expiration_date,
+        doc: JSON.stringify(record.memo),
+      });
+    });
+    write.immediate();
+  }
+
+  async remove(projectId: string, memoId: string, version: number): Promise<void> {
+    const write = this.db.transaction(() => {
+      this.stmts.tombstone.run(memoId, projectId, version);
+      this.stmts.remove.run(memoId);
+    });
+    write.immediate();
+  }
+
+  async searchTitles(projectId: string, { mode, query, filters, limit }: TitleSearch): Promise<MemoRecord[]> {
+    const needle = foldTitle(query);
+    const rows =
+      mode === 'startswith'
+        ? this.stmts.titlesPrefix.iterate(projectId, needle, needle, needle)
+        : this.stmts.titlesContaining.iterate(projectId, needle);
+    const out: MemoRecord[] = [];
+    for (const row of rows) {
+      const record = toRecord(row);
+      if (!matchesFilters(filterable(record.memo), filters)) continue;
+      out.push(record);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  async dueForArchive(now: string, limit: number) {
+    return this.stmts.due.all(now, limit).map((r) => ({ projectId: r.project_id, memoId: r.memo_id }));
+  }
+
+  async nextExpiration(): Promise<string | undefined> {
+    return this.stmts.next.get()?.d ?? undefined;
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}

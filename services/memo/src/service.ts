@@ -1,0 +1,113 @@
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { QueueGroups, Subjects, type MemoGetRequest, type TitleSearchRequest } from '@memex/contracts';
+import {
+  connectNats,
+  createLogger,
+  ensureTopology,
+  instanceId as newInstanceId,
+  serveHealth,
+  serveMemoCommands,
+  serveQuery,
+  type ConsumerRunner,
+  type Logger,
+} from '@memex/runtime';
+import type { MemoConfig } from './config';
+import { ExpirySweeper } from './expiry/sweeper';
+import { MemoCommandService } from './memo/handlers';
+import { getMemo, searchTitles } from './memo/queries';
+import { ReferenceClaims } from './memo/references';
+import { OutboxPublisher } from './outbox/publisher';
+import { openMemoStores } from './stores';
+
+export interface MemoService {
+  readonly instance: string;
+  readonly logger: Logger;
+  readonly commands: MemoCommandService;
+  stop(): Promise<void>;
+}
+
+export interface MemoServiceOverrides {
+  logger?: Logger;
+  clock?: () => Date;
+  instance?: string;
+}
+
+/** Starts one memo service instance: stores, outbox, command consumer, queries, expiry, health. */
+export async function startMemoService(config: MemoConfig, overrides: MemoServiceOverrides = {}): Promise<MemoService> {
+  const instance = overrides.instance ?? newInstanceId();
+  const logger = overrides.logger ?? createLogger({ service: 'memo', instanceId: instance, level: config.LOG_LEVEL });
+  const clock = overrides.clock ?? (() => new Date());
+
+  const nc: NatsConnection = await connectNats({ url: config.NATS_URL, name: `memex-memo-${instance}`, logger });
+  const jsm = await jetstreamManager(nc);
+  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS });
+  const js = jetstream(nc);
+
+  const stores = await openMemoStores(config);
+  const { store, readModel } = stores;
+  // `commands` is assigned before the publisher ever calls `project` (only sweeps and publishes do).
+  let commands!: MemoCommandService;
+  const publisher = new OutboxPublisher({ js, jsm, store, logger, project: (stream) => commands.project(stream) });
+  const references = new ReferenceClaims(store, readModel, clock);
+  commands = new MemoCommandService({ store, readModel, publisher, references, clock, logger });
+
+  // Whatever a previous run appended but did not publish goes out before new work comes in.
+  const republished = await publisher.sweep();
+  if (republished > 0) logger.warn({ republished }, 'outbox republished events left by a previous run');
+  publisher.start();
+
+  const sweeper = new ExpirySweeper(readModel, commands, clock, logger);
+  const handlers = commands.handlers();
+  const withPoke = {
+    ...handlers,
+    create: async (...args: Parameters<typeof handlers.create>) => {
+      const out = await handlers.create(...args);
+      if (args[0].input.expirationDate) sweeper.poke();
+      return out;
+    },
+    update: async (...args: Parameters<typeof handlers.update>) => {
+      const out = await handlers.update(...args);
+      if (args[0].input.expirationDate) sweeper.poke();
+      return out;
+    },
+  };
+  const consumer: ConsumerRunner = await serveMemoCommands({
+    nc,
+    js,
+    logger,
+    handlers: withPoke,
+    concurrency: config.MEMO_COMMAND_CONCURRENCY,
+  });
+  const subs = [
+    serveQuery<MemoGetRequest, unknown>(nc, {
+      subject: Subjects.query.memoGet,
+      queue: QueueGroups.memo,
+      logger,
+      handler: (req) => getMemo(commands, readModel, req),
+    }),
+    serveQuery<TitleSearchRequest, unknown>(nc, {
+      subject: Subjects.query.memoTitleSearch,
+      queue: QueueGroups.memo,
+      logger,
+      handler: (req) => searchTitles(readModel, req),
+    }),
+    serveHealth(nc, 'memo', instance, async () => ({ ready: !nc.isClosed(), details: { store: store.kind } })),
+  ];
+  sweeper.start();
+  logger.info({ store: store.kind }, 'memo service ready');
+
+  return {
+    instance,
+    logger,
+    commands,
+    async stop() {
+      for (const sub of subs) sub.unsubscribe();
+      await consumer.stop();
+      await sweeper.stop();
+      await publisher.stop();
+      await nc.drain().catch(() => undefined);
+      await stores.close();
+    },
+  };
+}

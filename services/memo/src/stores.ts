@@ -1,0 +1,33 @@
+import { join } from 'node:path';
+import { openSqlite } from '@memex/runtime';
+import type { MemoConfig } from './config';
+import type { EventStore } from './eventStore/port';
+import { SqliteEventStore } from './eventStore/sqlite';
+import type { MemoReadModel } from './readModel/port';
+import { SqliteMemoReadModel } from './readModel/sqlite';
+
+export interface MemoStores {
+  store: EventStore;
+  readModel: MemoReadModel;
+  close(): Promise<void>;
+}
+
+/** MongoDB when MONGODB_URL is set; otherwise one SQLite file in the data directory. */
+export async function openMemoStores(config: MemoConfig): Promise<MemoStores> {
+  if (config.MONGODB_URL) {
+    const { openMongoMemoStores } = await import('./mongoStores');
+    return openMongoMemoStores(config.MONGODB_URL, config.MONGODB_DB);
+  }
+  const db = openSqlite(join(config.MEMEX_DATA_DIR, 'memo', 'memo.db'));
+  // Erased events and removed memos are overwritten on disk, not just unlinked from the b-tree.
+  db.pragma('secure_delete = ON');
+  const store = new SqliteEventStore(db);
+  const readModel = new SqliteMemoReadModel(db);
+  return {
+    store,
+    readModel,
+    close: async () => {
+      if (db.open) db.close();
+    },
+  };
+}
