@@ -46,11 +46,10 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
 
   const stores = await openMemoStores(config);
   const { store, readModel } = stores;
-  // `commands` is assigned before the publisher ever calls `project` (only sweeps and publishes do).
-  let commands!: MemoCommandService;
-  const publisher = new OutboxPublisher({ js, jsm, store, logger, project: (stream) => commands.project(stream) });
+  // The publisher calls `project` only from sweeps and publishes, which start after `commands` exists.
+  const publisher: OutboxPublisher = new OutboxPublisher({ js, jsm, store, logger, project: (stream) => commands.project(stream) });
   const references = new ReferenceClaims(store, readModel, clock);
-  commands = new MemoCommandService({ store, readModel, publisher, references, clock, logger });
+  const commands = new MemoCommandService({ store, readModel, publisher, references, clock, logger });
 
   // Whatever a previous run appended but did not publish goes out before new work comes in.
   const republished = await publisher.sweep();

@@ -15,7 +15,10 @@ import { fromNatsError } from '../nats/errors';
 
 export interface SendOptions {
   requestId?: string;
-  /** Also the `Nats-Msg-Id`: resending a command with the same id within two minutes is a no-op. */
+  /**
+   * The command's identity: the memo service runs a command id once per memo and answers a repeat
+   * as the first run did. Defaults to a fresh id (every send is a new command).
+   */
   commandId?: string;
   timeoutMs?: number;
 }
@@ -69,6 +72,7 @@ export class CommandClient {
     options: SendOptions = {},
   ): Promise<CommandOutcome<MemoCommandResult<N>>> {
     const commandId = options.commandId ?? randomUUID();
+    // One send, one stored message: publish retries within this call reuse the token as Nats-Msg-Id.
     const token = randomUUID().replaceAll('-', '');
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
     const deadline = Date.now() + timeoutMs;
@@ -89,7 +93,7 @@ export class CommandClient {
     const subject = Subjects.memoCommand(name);
     const data = encodeJson(payload);
     try {
-      await this.publishWithRetry(subject, data, commandId, hdrs, deadline);
+      await this.publishWithRetry(subject, data, token, hdrs, deadline);
     } catch (error) {
       const waiting = this.pending.get(token);
       if (waiting) clearTimeout(waiting.timer);

@@ -1,0 +1,83 @@
+import { Directory, connectNats } from '@memex/runtime';
+import { USAGE, options } from './main';
+
+function natsUrl(): string {
+  return process.env.NATS_URL || 'nats://127.0.0.1:4222';
+}
+
+function print(json: boolean, value: Record<string, unknown>, text: string): void {
+  console.log(json ? JSON.stringify(value) : text);
+}
+
+function required(value: string | boolean | undefined, flag: string): string {
+  if (typeof value !== 'string' || value === '') throw new Error(`--${flag} is required\n\n${USAGE}`);
+  return value;
+}
+
+/** `org`, `project`, `key` and `token` commands: each opens the directory, acts, closes. */
+export async function runAdmin(group: string, action: string, args: string[]): Promise<number> {
+  const { values } = options(args, {
+    name: { type: 'string' },
+    org: { type: 'string' },
+    project: { type: 'string' },
+    token: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  const json = values.json === true;
+  const nc = await connectNats({ url: natsUrl(), name: 'memex-cli', timeoutMs: 3_000 }).catch((error: unknown) => {
+    throw new Error(`cannot reach NATS at ${natsUrl()} (${(error as Error).message}); is the stack running?`);
+  });
+  try {
+    const directory = await Directory.open(nc, { replicas: Number(process.env.MEMEX_NATS_REPLICAS || 1) });
+    switch (`${group} ${action}`) {
+      case 'org create': {
+        const org = await directory.createOrganization(required(values.name, 'name'));
+        print(json, { organization_id: org.id, name: org.name }, `organization ${org.id} (${org.name})`);
+        return 0;
+      }
+      case 'org list': {
+        const orgs = await directory.listOrganizations();
+        if (json) console.log(JSON.stringify(orgs.map((o) => ({ organization_id: o.id, name: o.name, created_at: o.createdAt }))));
+        else for (const o of orgs) console.log(`${o.id}  ${o.name}`);
+        return 0;
+      }
+      case 'project create': {
+        const { project, apiKey } = await directory.createProject(required(values.name, 'name'), values.org);
+        print(
+          json,
+          { organization_id: project.organizationId, project_id: project.id, api_key: apiKey },
+          `project ${project.id} (${project.name}) in organization ${project.organizationId}\napi key (shown once): ${apiKey}`,
+        );
+        return 0;
+      }
+      case 'key rotate': {
+        const projectId = required(values.project, 'project');
+        const apiKey = await directory.rotateKey(projectId);
+        print(json, { project_id: projectId, api_key: apiKey }, `new api key for ${projectId} (shown once): ${apiKey}\nolder keys are revoked`);
+        return 0;
+      }
+      case 'key revoke': {
+        const projectId = required(values.project, 'project');
+        const n = await directory.revokeKeys(projectId);
+        print(json, { project_id: projectId, revoked: n }, `revoked ${n} key(s) of ${projectId}`);
+        return 0;
+      }
+      case 'token create': {
+        const orgId = required(values.org, 'org');
+        const token = await directory.createOrgToken(orgId);
+        print(json, { organization_id: orgId, token }, `organization token (shown once): ${token}`);
+        return 0;
+      }
+      case 'token revoke': {
+        await directory.revokeOrgToken(required(values.token, 'token'));
+        print(json, { revoked: true }, 'token revoked');
+        return 0;
+      }
+      default:
+        console.error(`unknown command: ${group} ${action}\n\n${USAGE}`);
+        return 2;
+    }
+  } finally {
+    await nc.close();
+  }
+}

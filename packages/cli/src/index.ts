@@ -1,0 +1,1 @@
+export { USAGE, main } from './main';

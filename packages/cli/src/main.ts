@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+/**
+ * `memex`: administers organizations, projects, keys and tokens (directly in NATS KV), re-indexes,
+ * and drives the HTTP API. Run `memex help` for the commands.
+ */
+import { parseArgs } from 'node:util';
+import { runAdmin } from './admin';
+import { runApi } from './api';
+
+export const USAGE = `memex <command> [options]
+
+Administration (talks to NATS at NATS_URL, default nats://127.0.0.1:4222):
+  org create --name N [--json]                  create an organization
+  org list [--json]                             list organizations
+  project create --name N [--org ID] [--json]   create a project and its first API key
+                                                (no --org: the "default" organization)
+  key rotate --project ID [--json]              issue a new key, revoke the old ones
+  key revoke --project ID                       revoke every key of a project
+  token create --org ID [--json]                create an organization token
+  token revoke --token T                        revoke an organization token
+
+API (MEMEX_URL, default https://localhost:8443; MEMEX_API_KEY or --key):
+  api METHOD PATH [JSON] [--key K] [--insecure] call the API, print the response body
+                                                e.g. memex api POST /api/v1/memo '{"title":"t","content":"c"}'
+
+Keys and tokens are printed once and stored only as hashes.`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [group, action, ...rest] = argv;
+  if (!group || group === 'help' || group === '--help' || group === '-h') {
+    console.log(USAGE);
+    return group ? 0 : 2;
+  }
+  try {
+    if (group === 'api') return await runApi([action ?? '', ...rest].filter((a) => a !== ''));
+    return await runAdmin(group, action ?? '', rest);
+  } catch (error) {
+    console.error(`memex: ${(error as Error).message}`);
+    return 1;
+  }
+}
+
+/** Parses `--name value` style options, failing with the usage line on anything unknown. */
+export function options<T extends Record<string, { type: 'string' | 'boolean'; short?: string }>>(args: string[], spec: T) {
+  return parseArgs({ args, options: spec, allowPositionals: true, strict: true });
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/cli/src/main.ts')) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Logger } from '@memex/runtime';
+import { registerErrorHandling } from './http/errors';
+import type { GatewayDeps } from './http/context';
+import { healthRoutes } from './routes/health';
+import { memoRoutes } from './routes/memos';
+import { searchRoutes } from './routes/search';
+
+export interface BuildGatewayOptions {
+  /** PEM certificate and key; without them the app is for `inject()` tests only. */
+  https?: { cert: string; key: string };
+  logger: Logger;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Builds the gateway's Fastify app. Requests are validated by the contracts' parse functions (the
+ * spec fixes the error texts and their order), so Fastify's own schema validation is off and handlers
+ * treat bodies as `unknown` until parsed (no type provider: it would type unvalidated input). The
+ * TypeBox schemas still drive response serialization and the OpenAPI document at /docs.
+ */
+export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptions): Promise<FastifyInstance> {
+  const { config } = deps;
+  const app = Fastify({
+    loggerInstance: options.logger,
+    ...(options.https ? { https: { cert: options.https.cert, key: options.https.key } } : {}),
+    bodyLimit: config.MEMEX_BODY_LIMIT,
+    requestTimeout: config.MEMEX_REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: config.MEMEX_KEEP_ALIVE_TIMEOUT_MS,
+    connectionTimeout: config.MEMEX_REQUEST_TIMEOUT_MS,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    disableRequestLogging: false,
+    return503OnClosing: true,
+    // The HTTPS server type differs from the default only in the listener; routes don't care.
+  }) as unknown as FastifyInstance;
+
+  app.setValidatorCompiler(() => () => true);
+  // JSON only: a text/plain body is 415, not a string handed to a JSON validator.
+  app.removeContentTypeParser('text/plain');
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Memex API',
+        version: '1.0.0',
+        description: 'Memos, semantic search, RAG chat and document generation. Every call needs `Authorization: Bearer <key>`.',
+      },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'A project API key, or an organization token with project_id' },
+        },
+      },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  healthRoutes(app, deps);
+  memoRoutes(app, deps);
+  searchRoutes(app, deps);
+  return app;
+}

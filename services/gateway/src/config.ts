@@ -1,0 +1,36 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { CommonEnv, loadEnv } from '@memex/runtime';
+
+export const GatewayEnv = Type.Object({
+  ...CommonEnv,
+  MEMEX_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8443, description: 'HTTPS port' }),
+  MEMEX_HOST: Type.String({ default: '0.0.0.0', description: 'Address to listen on' }),
+  MEMEX_TLS_CERT: Type.Optional(Type.String({ description: 'PEM certificate file; unset: a self-signed pair in the data dir' })),
+  MEMEX_TLS_KEY: Type.Optional(Type.String({ description: 'PEM private key file' })),
+  MEMEX_BODY_LIMIT: Type.Integer({ minimum: 1024, default: 4 * 1024 * 1024, description: 'Largest request body, bytes' }),
+  MEMEX_REQUEST_TIMEOUT_MS: Type.Integer({
+    minimum: 1000,
+    default: 30_000,
+    description: 'Longest a client may take to send a request (headers and body)',
+  }),
+  MEMEX_KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 72_000, description: 'Idle keep-alive connections close after this' }),
+  MEMEX_COMMAND_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000, description: 'Longest a memo write may take' }),
+  MEMEX_QUERY_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000, description: 'Longest a read or search may take' }),
+  MEMEX_AGENT_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 300_000, description: 'Longest a chat or generate may take' }),
+  MEMEX_CONSISTENCY_TIMEOUT_MS: Type.Integer({
+    minimum: 0,
+    default: 2_000,
+    description: 'How long PATCH/DELETE wait for search to reflect them before answering anyway',
+  }),
+  MEMEX_RATE_LIMIT: Type.Integer({ minimum: 0, default: 6_000, description: 'Requests per project per window; 0 turns it off' }),
+  MEMEX_RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000, description: 'Rate limit window' }),
+});
+export type GatewayConfig = Static<typeof GatewayEnv>;
+
+export function loadGatewayConfig(env: Record<string, string | undefined>): GatewayConfig {
+  const config = loadEnv(GatewayEnv, env);
+  if (Boolean(config.MEMEX_TLS_CERT) !== Boolean(config.MEMEX_TLS_KEY)) {
+    throw new Error('Invalid configuration: MEMEX_TLS_CERT and MEMEX_TLS_KEY must be set together');
+  }
+  return config;
+}

@@ -1,0 +1,71 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { Consumers, MemexError, Streams } from '@memex/contracts';
+import { waitForConsumer, type CommandClient, type Logger } from '@memex/runtime';
+import { authenticate, projectFor, type Credentials } from '../auth/authenticate';
+import type { GatewayConfig } from '../config';
+import type { RateLimiter } from '../rateLimit/limiter';
+
+export interface GatewayDeps {
+  config: GatewayConfig;
+  nc: NatsConnection;
+  jsm: JetStreamManager;
+  commands: CommandClient;
+  credentials: Credentials;
+  limiter: RateLimiter;
+  logger: Logger;
+}
+
+export interface RequestContext {
+  projectId: string;
+  requestId: string;
+}
+
+/** Reads a `project_id` a request names (body for POSTs, query string otherwise) without validating the rest. */
+export function requestedProject(source: unknown): string | undefined {
+  if (typeof source !== 'object' || source === null) return undefined;
+  const value = (source as Record<string, unknown>).project_id;
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new MemexError('InvalidRequest', 'project_id must be a UUID');
+  return value;
+}
+
+/**
+ * Authenticates, picks the project and takes one unit of its rate limit, in that order, setting the
+ * RateLimit headers. Every API route starts here.
+ */
+export function requestContext(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, requested?: string): RequestContext {
+  const principal = authenticate(deps.credentials, request);
+  const projectId = projectFor(deps.credentials, principal, requested);
+  if (deps.limiter.enabled) {
+    const decision = deps.limiter.take(projectId);
+    const resetS = Math.ceil(decision.resetMs / 1000);
+    reply.header('RateLimit-Limit', decision.limit);
+    reply.header('RateLimit-Remaining', decision.remaining);
+    reply.header('RateLimit-Reset', resetS);
+    if (!decision.allowed) {
+      reply.header('Retry-After', resetS);
+      throw new MemexError('RateLimited');
+    }
+  }
+  return { projectId, requestId: request.id };
+}
+
+/**
+ * Read-your-writes for search: waits until the indexer's catalog has applied the write's events, so
+ * a search right after PATCH or DELETE reflects it. Skipped when no indexer is consuming (nothing to
+ * wait for), bounded by MEMEX_CONSISTENCY_TIMEOUT_MS.
+ */
+export async function awaitSearchConsistency(deps: GatewayDeps, eventSeq: number | undefined): Promise<void> {
+  const timeoutMs = deps.config.MEMEX_CONSISTENCY_TIMEOUT_MS;
+  if (eventSeq === undefined || timeoutMs === 0) return;
+  try {
+    const info = await deps.jsm.consumers.info(Streams.memoEvents, Consumers.indexerCatalog);
+    if (info.num_waiting === 0 && info.num_ack_pending === 0 && info.delivered.stream_seq < eventSeq) return;
+    const caughtUp = await waitForConsumer(deps.jsm, Consumers.indexerCatalog, eventSeq, { timeoutMs });
+    if (!caughtUp) deps.logger.warn({ eventSeq }, 'search catalog did not catch up in time; answering anyway');
+  } catch (error) {
+    deps.logger.warn({ err: error }, 'could not check search consistency');
+  }
+}

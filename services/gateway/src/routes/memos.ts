@@ -1,0 +1,137 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  CreateMemoBody,
+  CreateMemoResponse,
+  ErrorResponse,
+  MemexError,
+  Memo,
+  MemoIdParams,
+  MemoIdQuery,
+  OkResponse,
+  Subjects,
+  UpdateMemoBody,
+  isUuid,
+  parseCreateMemoBody,
+  parseIdType,
+  parseUpdateMemoBody,
+  type MemoGetRequest,
+  type MemoRef,
+} from '@memex/contracts';
+import { query, uuidV5, uuidV7 } from '@memex/runtime';
+import { awaitSearchConsistency, requestContext, requestedProject, type GatewayDeps } from '../http/context';
+
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };
+
+function memoRef(params: unknown, querystring: unknown): MemoRef {
+  const idType = parseIdType((querystring as Record<string, unknown>).id_type);
+  const id = (params as { memo_id: string }).memo_id;
+  if (idType === 'memo_uuid' && !isUuid(id)) throw new MemexError('InvalidRequest', 'memo_id must be a UUID when id_type is memo_uuid');
+  if (id.length > 255) throw new MemexError('InvalidRequest', 'memo_id must be at most 255 characters');
+  return { idType, id: idType === 'memo_uuid' ? id.toLowerCase() : id };
+}
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
+  const { commands, config } = deps;
+  const commandOptions = (requestId: string) => ({ requestId, timeoutMs: config.MEMEX_COMMAND_TIMEOUT_MS });
+
+  app.post(
+    '/api/v1/memo',
+    {
+      schema: {
+        summary: 'Create a memo',
+        description:
+          'Stores the memo and starts its processing (summary, tags, chunks, embeddings). Answers once the memo is ' +
+          'readable (pending). With an `Idempotency-Key` header, retrying the same request creates the memo once.',
+        tags: ['memos'],
+        body: CreateMemoBody,
+        response: { 200: CreateMemoResponse, 409: ErrorResponse, 413: ErrorResponse, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const ctx = requestContext(deps, request, reply, requestedProject(request.query));
+      const input = parseCreateMemoBody(request.body);
+      const key = request.headers['idempotency-key'];
+      let memoId = uuidV7();
+      let commandId: string | undefined;
+      if (typeof key === 'string') {
+        if (!IDEMPOTENCY_KEY.test(key)) throw new MemexError('InvalidRequest', 'Idempotency-Key must be 1-255 visible ASCII characters');
+        memoId = uuidV5(`idempotency:${ctx.projectId}:${key}`);
+        commandId = memoId;
+      }
+      await commands.send('create', { projectId: ctx.projectId, memoId, input }, { ...commandOptions(ctx.requestId), ...(commandId ? { commandId } : {}) });
+      reply.header('Location', `/api/v1/memo/${memoId}`);
+      return { ok: true as const, memo_uuid: memoId };
+    },
+  );
+
+  app.get(
+    '/api/v1/memo/:memo_id',
+    {
+      schema: {
+        summary: 'Read a memo',
+        description: 'By memo UUID, or by the client reference id with `id_type=reference_id`.',
+        tags: ['memos'],
+        params: MemoIdParams,
+        querystring: MemoIdQuery,
+        response: { 200: Memo, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const ctx = requestContext(deps, request, reply, requestedProject(request.query));
+      const ref = memoRef(request.params, request.query);
+      return query<MemoGetRequest, Memo>(deps.nc, Subjects.query.memoGet, { projectId: ctx.projectId, ref }, {
+        requestId: ctx.requestId,
+        timeoutMs: config.MEMEX_QUERY_TIMEOUT_MS,
+      });
+    },
+  );
+
+  app.patch(
+    '/api/v1/memo/:memo_id',
+    {
+      schema: {
+        summary: 'Update a memo',
+        description:
+          'Every field is optional. `content` starts a new revision: summary, tags and chunks are dropped and ' +
+          'regenerated. Without `content` they are kept. `metadata` replaces the whole object; `null` clears ' +
+          'source, client_reference_id and expiration_date. Search reflects the change when this answers.',
+        tags: ['memos'],
+        params: MemoIdParams,
+        querystring: MemoIdQuery,
+        body: UpdateMemoBody,
+        response: { 200: OkResponse, 409: ErrorResponse, 413: ErrorResponse, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const ctx = requestContext(deps, request, reply, requestedProject(request.query));
+      const ref = memoRef(request.params, request.query);
+      const input = parseUpdateMemoBody(request.body);
+      const { eventSeq } = await commands.send('update', { projectId: ctx.projectId, ref, input }, commandOptions(ctx.requestId));
+      await awaitSearchConsistency(deps, eventSeq);
+      return { ok: true };
+    },
+  );
+
+  app.delete(
+    '/api/v1/memo/:memo_id',
+    {
+      schema: {
+        summary: 'Delete a memo',
+        description: 'Erases the memo, its content, summary, tags, chunks and vectors everywhere. Answers 204.',
+        tags: ['memos'],
+        params: MemoIdParams,
+        querystring: MemoIdQuery,
+        response: { 204: { type: 'null', description: 'Deleted' }, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const ctx = requestContext(deps, request, reply, requestedProject(request.query));
+      const ref = memoRef(request.params, request.query);
+      const { eventSeq } = await commands.send('delete', { projectId: ctx.projectId, ref }, commandOptions(ctx.requestId));
+      await awaitSearchConsistency(deps, eventSeq);
+      return reply.code(204).send();
+    },
+  );
+}

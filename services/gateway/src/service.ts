@@ -1,0 +1,64 @@
+import type { FastifyInstance } from 'fastify';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import {
+  CommandClient,
+  Directory,
+  DirectoryCache,
+  connectNats,
+  createLogger,
+  ensureTopology,
+  instanceId as newInstanceId,
+  type Logger,
+} from '@memex/runtime';
+import { buildGateway } from './app';
+import type { GatewayConfig } from './config';
+import { RateLimiter } from './rateLimit/limiter';
+import { loadTls, type TlsMaterial } from './tls';
+
+export interface Gateway {
+  readonly app: FastifyInstance;
+  readonly url: string;
+  readonly tls: TlsMaterial;
+  readonly logger: Logger;
+  stop(): Promise<void>;
+}
+
+/** Starts one gateway instance: HTTPS only, over NATS to the services. */
+export async function startGateway(config: GatewayConfig, overrides: { logger?: Logger; instance?: string } = {}): Promise<Gateway> {
+  const instance = overrides.instance ?? newInstanceId();
+  const logger = overrides.logger ?? createLogger({ service: 'gateway', instanceId: instance, level: config.LOG_LEVEL });
+  const tls = await loadTls({ certFile: config.MEMEX_TLS_CERT, keyFile: config.MEMEX_TLS_KEY, dataDir: config.MEMEX_DATA_DIR }, logger);
+
+  const nc = await connectNats({ url: config.NATS_URL, name: `memex-gateway-${instance}`, logger });
+  const jsm = await jetstreamManager(nc);
+  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS });
+  const directory = await Directory.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
+  const credentials = await DirectoryCache.start(directory, logger);
+  const commands = new CommandClient(nc, jetstream(nc), config.MEMEX_COMMAND_TIMEOUT_MS);
+  const limiter = new RateLimiter({ limit: config.MEMEX_RATE_LIMIT, windowMs: config.MEMEX_RATE_LIMIT_WINDOW_MS, instance });
+  limiter.start(nc);
+
+  const app = await buildGateway(
+    { config, nc, jsm, commands, credentials, limiter, logger },
+    { https: { cert: tls.cert, key: tls.key }, logger },
+  );
+  await app.listen({ port: config.MEMEX_PORT, host: config.MEMEX_HOST });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.MEMEX_PORT;
+  const url = `https://localhost:${port}`;
+  logger.info({ url, tls: tls.source }, 'gateway listening (HTTPS only)');
+
+  return {
+    app,
+    url,
+    tls,
+    logger,
+    async stop() {
+      await app.close();
+      limiter.stop();
+      credentials.stop();
+      commands.close();
+      await nc.drain().catch(() => undefined);
+    },
+  };
+}
