@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { runAdmin } from './admin';
 import { runApi } from './api';
+import { runReindex } from './reindex';
 
 export const USAGE = `memex <command> [options]
 
@@ -18,6 +19,8 @@ Administration (talks to NATS at NATS_URL, default nats://127.0.0.1:4222):
   key revoke --project ID                       revoke every key of a project
   token create --org ID [--json]                create an organization token
   token revoke --token T                        revoke an organization token
+  reindex --model ID [--wait]                   rebuild the search index with another embedding model
+  reindex --status                              show which model the index serves, and any re-index
 
 API (MEMEX_URL, default https://localhost:8443; MEMEX_API_KEY or --key):
   api METHOD PATH [JSON] [--key K] [--insecure] call the API, print the response body
@@ -33,6 +36,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     if (group === 'api') return await runApi([action ?? '', ...rest].filter((a) => a !== ''));
+    if (group === 'reindex') return await runReindex([action ?? '', ...rest].filter((a) => a !== ''));
     return await runAdmin(group, action ?? '', rest);
   } catch (error) {
     console.error(`memex: ${(error as Error).message}`);

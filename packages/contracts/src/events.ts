@@ -3,10 +3,15 @@
  * `Subjects.memoEvents(projectId, memoId)` as a `MemoEventMessage`.
  */
 
+/**
+ * A chunk by position: `content.slice(start, end)` of the revision it belongs to (UTF-16 offsets).
+ * Offsets rather than text keep commands and events far below the NATS message size limit.
+ */
 export interface ChunkRecord {
   uuid: string;
   index: number;
-  content: string;
+  start: number;
+  end: number;
 }
 
 export interface TagRecord {

@@ -72,7 +72,7 @@ export {
 export type { StreamEvent } from './http/chat';
 export {
   DEFAULT_MEMO_TYPE,
-  MAX_CONTENT_CHARS,
+  MAX_CONTENT_BYTES,
   MAX_METADATA_BYTES,
   MAX_PROMPT_CHARS,
   MAX_TAGS,

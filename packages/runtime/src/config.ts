@@ -33,4 +33,5 @@ export const CommonEnv = {
     { default: 'info' },
   ),
   MEMEX_NATS_REPLICAS: Type.Integer({ minimum: 1, maximum: 5, default: 1, description: 'JetStream stream replicas' }),
+  MEMEX_FAILPOINTS: Type.Optional(Type.String({ description: 'Tests only: crash points to arm (see runtime/failpoints)' })),
 } satisfies Record<string, TSchema>;

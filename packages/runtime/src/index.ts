@@ -41,3 +41,9 @@ export { DirectoryCache } from './directory/cache';
 export type { Principal } from './directory/cache';
 
 export { MEMEX_NAMESPACE, chunkId, tagId, uuidV5, uuidV7 } from './ids/ids';
+
+export { IndexStateStore } from './indexState/indexState';
+export type { IndexState } from './indexState/indexState';
+
+export { failpoints } from './failpoints';
+export type { Failpoints } from './failpoints';

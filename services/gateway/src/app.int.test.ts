@@ -157,6 +157,7 @@ describe('gateway memo routes (inject, real NATS and memo service)', () => {
     ['metadata not an object', { title: 'x', content: 'x', metadata: [1] }, 'metadata must be a JSON object'],
     ['a bad date', { title: 'x', content: 'x', expiration_date: '2025-02-30' }, 'expiration_date must be an ISO 8601 date-time'],
     ['an unknown field', { title: 'x', content: 'x', colour: 'red' }, "Unknown field: 'colour'"],
+    ['content over the message budget', { title: 'x', content: '"'.repeat(400_000) }, 'content must be at most 716800 bytes (as JSON)'],
   ])('rejects a create with %s', async (_name, body, text) => {
     const res = await post(body);
     expect(res.statusCode).toBe(400);
@@ -178,7 +179,7 @@ describe('gateway memo routes (inject, real NATS and memo service)', () => {
     const notUuid = await app.inject({ method: 'GET', url: '/api/v1/memo/not-a-uuid', headers: auth() });
     expect(notUuid.statusCode).toBe(400);
     expect(notUuid.json()).toEqual({ error: 'memo_id must be a UUID when id_type is memo_uuid' });
-    const huge = await post({ title: 'x', content: 'x'.repeat(5 * 1024 * 1024) });
+    const huge = await post({ title: "x", content: "x".repeat(5 * 1024 * 1024) });
     expect(huge.statusCode).toBe(413);
     expect(huge.json()).toEqual({ error: 'Request body is too large' });
     const unknownRoute = await app.inject({ method: 'GET', url: '/api/v2/nothing', headers: auth() });

@@ -37,7 +37,6 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    disableRequestLogging: false,
     return503OnClosing: true,
     // The HTTPS server type differs from the default only in the listener; routes don't care.
   }) as unknown as FastifyInstance;

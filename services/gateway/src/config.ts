@@ -7,7 +7,7 @@ export const GatewayEnv = Type.Object({
   MEMEX_HOST: Type.String({ default: '0.0.0.0', description: 'Address to listen on' }),
   MEMEX_TLS_CERT: Type.Optional(Type.String({ description: 'PEM certificate file; unset: a self-signed pair in the data dir' })),
   MEMEX_TLS_KEY: Type.Optional(Type.String({ description: 'PEM private key file' })),
-  MEMEX_BODY_LIMIT: Type.Integer({ minimum: 1024, default: 4 * 1024 * 1024, description: 'Largest request body, bytes' }),
+  MEMEX_BODY_LIMIT: Type.Integer({ minimum: 1024, default: 1024 * 1024, description: "Largest request body, bytes" }),
   MEMEX_REQUEST_TIMEOUT_MS: Type.Integer({
     minimum: 1000,
     default: 30_000,

@@ -5,6 +5,7 @@ import {
   connectNats,
   createLogger,
   ensureTopology,
+  failpoints,
   instanceId as newInstanceId,
   serveHealth,
   serveMemoCommands,
@@ -49,7 +50,8 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
   // The publisher calls `project` only from sweeps and publishes, which start after `commands` exists.
   const publisher: OutboxPublisher = new OutboxPublisher({ js, jsm, store, logger, project: (stream) => commands.project(stream) });
   const references = new ReferenceClaims(store, readModel, clock);
-  const commands = new MemoCommandService({ store, readModel, publisher, references, clock, logger });
+  const failpoint = failpoints(config.MEMEX_FAILPOINTS);
+  const commands = new MemoCommandService({ store, readModel, publisher, references, clock, logger, failpoint });
 
   // Whatever a previous run appended but did not publish goes out before new work comes in.
   const republished = await publisher.sweep();

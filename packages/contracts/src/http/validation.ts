@@ -10,8 +10,12 @@ import type { IdType } from './memo';
 import { CHAT_PAGE_SIZE_DEFAULT, CHAT_PAGE_SIZE_MAX } from './chat';
 import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SEARCH_METHODS, type SearchMethod } from './search';
 
-/** Largest memo content, in characters. */
-export const MAX_CONTENT_CHARS = 1_000_000;
+/**
+ * Largest memo content, measured as its JSON text in bytes. A memo travels whole in one NATS message
+ * (default limit 1 MiB), beside up to 64 KiB of metadata twice; 700 KiB leaves room for both.
+ * Longer documents go in as several memos.
+ */
+export const MAX_CONTENT_BYTES = 700 * 1024;
 /** Largest metadata object, as serialized JSON. */
 export const MAX_METADATA_BYTES = 64 * 1024;
 export const MAX_TAGS = 100;
@@ -68,7 +72,10 @@ function content(value: unknown, required: boolean): string | undefined {
   }
   if (typeof value !== 'string') throw bad('content must be a string');
   if (value.trim() === '') throw bad(required ? 'Content is required' : 'content must not be empty');
-  if (value.length > MAX_CONTENT_CHARS) throw bad(`content must be at most ${MAX_CONTENT_CHARS} characters`);
+  // A UTF-16 unit is at most 6 bytes of JSON (\uXXXX): short strings need no measuring.
+  if (value.length * 6 > MAX_CONTENT_BYTES && Buffer.byteLength(JSON.stringify(value)) > MAX_CONTENT_BYTES) {
+    throw bad(`content must be at most ${MAX_CONTENT_BYTES} bytes (as JSON)`);
+  }
   return value;
 }
 

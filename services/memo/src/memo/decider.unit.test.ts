@@ -67,7 +67,7 @@ describe('memo decider', () => {
   it('PATCH with content starts a new revision and clears summary, tags and chunks', () => {
     const history = [
       ...created(),
-      { type: 'MemoChunked', data: { memoId, projectId, revision: 1, model: 'm', chunks: [{ uuid: 'c', index: 0, content: 'x' }], at: now } },
+      { type: 'MemoChunked', data: { memoId, projectId, revision: 1, model: 'm', chunks: [{ uuid: 'c', index: 0, start: 0, end: 2 }], at: now } },
       { type: 'MemoSummarized', data: { memoId, projectId, revision: 1, summary: 'S', at: now } },
       { type: 'MemoTagged', data: { memoId, projectId, revision: 1, tags: [{ uuid: 't', tag: 'auto' }], at: now } },
     ] satisfies MemoEvent[];

@@ -5,7 +5,7 @@ import {
   type MemoEvent,
   type MemoRef,
 } from '@memex/contracts';
-import { uuidV7, type CommandContext, type CommandHandlers, type Logger } from '@memex/runtime';
+import { uuidV7, type CommandContext, type CommandHandlers, type Failpoints, type Logger } from '@memex/runtime';
 import { VersionConflictError, type EventStore, type NewEvent, type StoredEvent } from '../eventStore/port';
 import type { OutboxPublisher } from '../outbox/publisher';
 import type { MemoReadModel } from '../readModel/port';
@@ -21,6 +21,7 @@ export interface MemoHandlerDeps {
   references: ReferenceClaims;
   clock: () => Date;
   logger: Logger;
+  failpoint?: Failpoints;
 }
 
 interface Executed {
@@ -104,6 +105,7 @@ export class MemoCommandService {
         const appended = erase
           ? await this.deps.store.eraseStream(stream, onlyOne(events), { expectedVersion: version })
           : await this.deps.store.appendToStream(stream, events, { expectedVersion: version });
+        this.deps.failpoint?.('memo.after-append');
         await this.projectState(next, appended.nextVersion);
         const eventSeq = await this.deps.publisher.publish(appended.events);
         return { state: next, applied: true, ...(eventSeq !== undefined ? { eventSeq } : {}) };

@@ -124,7 +124,7 @@ describe('memo service over NATS', () => {
       memoId,
       revision: 1,
       model: 'm',
-      chunks: [{ uuid: randomUUID(), index: 0, content: 'Revenue grew.' }],
+      chunks: [{ uuid: randomUUID(), index: 0, start: 0, end: 13 }],
     });
     await client.send('record-summary', { projectId, memoId, revision: 1, summary: 'Revenue grew.', tags: ['revenue'] });
     let memo = await get(memoId);

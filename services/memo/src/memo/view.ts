@@ -19,7 +19,7 @@ export function toMemo(memo: MemoData): Memo {
     archived: memo.archived,
     pending: isPending(memo),
     tags: memo.tags.map((t) => ({ uuid: t.uuid, tag: t.tag })),
-    chunks: memo.chunks.map((c) => ({ uuid: c.uuid, chunk_content: c.content, chunk_index: c.index })),
+    chunks: memo.chunks.map((c) => ({ uuid: c.uuid, chunk_content: memo.content.slice(c.start, c.end), chunk_index: c.index })),
     processing_error: memo.processingError,
   };
 }

@@ -1,0 +1,69 @@
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Consumers } from '@memex/contracts';
+import {
+  CommandClient,
+  connectNats,
+  consumeMemoEvents,
+  createLogger,
+  ensureTopology,
+  instanceId as newInstanceId,
+  serveHealth,
+  type ConsumerRunner,
+  type Logger,
+} from '@memex/runtime';
+import type { AgentConfig } from './config';
+import { ExtractiveProvider } from './llm/extractive';
+import type { LlmProvider } from './llm/port';
+import { SummaryProcessor } from './summaries/processor';
+
+export interface AgentService {
+  readonly instance: string;
+  readonly logger: Logger;
+  stop(): Promise<void>;
+}
+
+export interface AgentOverrides {
+  logger?: Logger;
+  instance?: string;
+  llm?: LlmProvider;
+}
+
+/** Starts one agent instance: summaries and tags for new content. */
+export async function startAgentService(config: AgentConfig, overrides: AgentOverrides = {}): Promise<AgentService> {
+  const instance = overrides.instance ?? newInstanceId();
+  const logger = overrides.logger ?? createLogger({ service: 'agent', instanceId: instance, level: config.LOG_LEVEL });
+  const nc = await connectNats({ url: config.NATS_URL, name: `memex-agent-${instance}`, logger });
+  const jsm = await jetstreamManager(nc);
+  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS });
+  const js = jetstream(nc);
+  const llm = overrides.llm ?? new ExtractiveProvider();
+  const commands = new CommandClient(nc, js, 30_000);
+  const summaries = new SummaryProcessor(llm, commands);
+
+  const runners: ConsumerRunner[] = [
+    await consumeMemoEvents({
+      js,
+      consumer: Consumers.agent,
+      logger: logger.child({ consumer: Consumers.agent }),
+      concurrency: config.AGENT_CONCURRENCY,
+      handle: (event) => summaries.handle(event),
+      onDeadLetter: (event, error) => summaries.recordFailure(event, error),
+    }),
+  ];
+  const subs = [serveHealth(nc, 'agent', instance, async () => {
+    const r = await llm.readiness();
+    return { ready: r.ready && !nc.isClosed(), details: { llm: llm.name, ...r.details } };
+  })];
+  logger.info({ llm: llm.name }, 'agent ready');
+
+  return {
+    instance,
+    logger,
+    async stop() {
+      for (const sub of subs) sub.unsubscribe();
+      await Promise.all(runners.map((r) => r.stop()));
+      commands.close();
+      await nc.drain().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { CommonEnv, loadEnv } from '@memex/runtime';
+import { DEFAULT_CHUNK_OPTIONS } from '@memex/text';
+
+export const IndexerEnv = Type.Object({
+  ...CommonEnv,
+  EMBEDDING_MODEL: Type.String({
+    default: 'memex-glove-100d',
+    description: 'transformers.js feature-extraction model: a Hugging Face id or a directory (absolute, or under MEMEX_MODELS_DIR)',
+  }),
+  MEMEX_MODELS_DIR: Type.String({ default: './models', description: 'Where local models live' }),
+  MEMEX_ALLOW_REMOTE_MODELS: Type.Boolean({ default: false, description: 'Let transformers.js download models from the Hub' }),
+  EMBEDDING_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 1024, default: 64 }),
+  EMBEDDING_QUERY_PREFIX: Type.String({ default: '', description: "Text put before queries (e.g. bge's instruction)" }),
+  EMBEDDING_DOCUMENT_PREFIX: Type.String({ default: '', description: 'Text put before chunks' }),
+  QDRANT_URL: Type.Optional(Type.String({ description: 'Set to keep the index in Qdrant' })),
+  QDRANT_API_KEY: Type.Optional(Type.String()),
+  QDRANT_COLLECTION_PREFIX: Type.String({ default: 'memex' }),
+  CHUNK_TARGET_CHARS: Type.Integer({ minimum: 100, default: DEFAULT_CHUNK_OPTIONS.targetChars }),
+  CHUNK_MAX_CHARS: Type.Integer({ minimum: 100, default: DEFAULT_CHUNK_OPTIONS.maxChars }),
+  CHUNK_OVERLAP_CHARS: Type.Integer({ minimum: 0, default: DEFAULT_CHUNK_OPTIONS.overlapChars }),
+  SEARCH_LEXICAL_WEIGHT: Type.Number({
+    minimum: 0,
+    maximum: 1,
+    default: 0.7,
+    description: 'Weight of the BM25 ranking in the fused score (the dense ranking gets the rest)',
+  }),
+  SEARCH_CANDIDATES: Type.Integer({ minimum: 1, maximum: 10_000, default: 100, description: 'Candidates per ranking before fusion' }),
+  INDEXER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 4, description: 'Memos embedded at once' }),
+});
+export type IndexerConfig = Static<typeof IndexerEnv>;
+
+export function loadIndexerConfig(env: Record<string, string | undefined>): IndexerConfig {
+  const config = loadEnv(IndexerEnv, env);
+  if (config.CHUNK_MAX_CHARS < config.CHUNK_TARGET_CHARS) {
+    throw new Error('Invalid configuration: CHUNK_MAX_CHARS must be at least CHUNK_TARGET_CHARS');
+  }
+  if (config.CHUNK_OVERLAP_CHARS >= config.CHUNK_TARGET_CHARS) {
+    throw new Error('Invalid configuration: CHUNK_OVERLAP_CHARS must be less than CHUNK_TARGET_CHARS');
+  }
+  return config;
+}

@@ -1,0 +1,80 @@
+import type { MemoEventMessage } from '@memex/contracts';
+import type { CommandClient, Logger } from '@memex/runtime';
+import type { ChunkOptions } from '@memex/text';
+import type { SearchIndex } from '../searchIndex/port';
+import type { ModelSet } from '../state/models';
+import { chunkMemo, embedChunks } from './chunks';
+
+export interface ProcessorDeps {
+  index: SearchIndex;
+  models: ModelSet;
+  commands: CommandClient;
+  chunking: ChunkOptions;
+  logger: Logger;
+}
+
+/** The memo and project an event is about (every memo event's data names both). */
+function about(event: MemoEventMessage): { memoId: string; projectId: string } {
+  const { memoId, projectId } = event.data as { memoId: string; projectId: string };
+  return { memoId, projectId };
+}
+
+/**
+ * What the indexer does with memo events: keep the catalog (every event) and chunk + embed every
+ * new content revision. Both are idempotent, and results for a revision the catalog has moved past
+ * are dropped.
+ */
+export class MemoProcessor {
+  constructor(private readonly deps: ProcessorDeps) {}
+
+  /** The `indexer-catalog` consumer: attributes, deletions, revisions, archiving. */
+  async applyCatalog(event: MemoEventMessage): Promise<void> {
+    const { memoId, projectId } = about(event);
+    await this.deps.index.applyCatalog({ memoId, projectId, version: event.version, memo: event.memo });
+  }
+
+  /** The `indexer` consumer: chunks and embeddings for each content revision. */
+  async indexContent(event: MemoEventMessage): Promise<void> {
+    if (event.type !== 'MemoCreated' && event.type !== 'MemoContentChanged') return;
+    const { index, models, commands, chunking, logger } = this.deps;
+    const { memoId, projectId } = about(event);
+    const { revision, content } = event.data as { revision: number; content: string };
+    // Keep the catalog at least as new as this event, so the chunks become findable at once.
+    await this.applyCatalog(event);
+    const entry = await index.getCatalog(memoId);
+    if (entry && (entry.memo === null || entry.memo.revision > revision)) return;
+
+    const chunks = chunkMemo(memoId, revision, content, chunking);
+    let storedUnderActive = false;
+    const targets = await models.writeTargets();
+    for (const [i, { model, embedder }] of targets.entries()) {
+      const stored = await index.putChunks(model, { memoId, projectId, revision }, await embedChunks(embedder, chunks));
+      if (i === 0) storedUnderActive = stored;
+    }
+    if (!storedUnderActive) {
+      logger.debug({ memoId, revision }, 'chunks dropped: the memo moved on');
+      return;
+    }
+    await commands.send('record-chunks', {
+      projectId,
+      memoId,
+      revision,
+      model: targets[0]!.model,
+      chunks: chunks.map((c) => ({ uuid: c.chunkId, index: c.index, start: c.start, end: c.end })),
+    });
+  }
+
+  /** A revision that failed every retry: the memo shows it, instead of staying pending silently. */
+  async recordFailure(event: MemoEventMessage, error: unknown): Promise<void> {
+    if (event.type !== 'MemoCreated' && event.type !== 'MemoContentChanged') return;
+    const { memoId, projectId } = about(event);
+    const { revision } = event.data as { revision: number };
+    await this.deps.commands.send('record-processing-failure', {
+      projectId,
+      memoId,
+      revision,
+      stage: 'indexing',
+      message: String((error as Error)?.message ?? error).slice(0, 500),
+    });
+  }
+}

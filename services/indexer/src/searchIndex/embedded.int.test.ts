@@ -1,0 +1,79 @@
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '@memex/testing';
+import { encodeDocument, encodeQuery } from '@memex/text';
+import { chunkId } from '@memex/runtime';
+import { searchIndexContract } from './contract';
+import { EmbeddedSearchIndex } from './embedded';
+
+searchIndexContract('embedded', async () => {
+  const dir = tempDir('memex-index-');
+  const index = new EmbeddedSearchIndex(join(dir.path, 'index.db'));
+  return {
+    index,
+    dispose: async () => {
+      await index.close();
+      dir.remove();
+    },
+  };
+});
+
+describe('embedded search index on disk', () => {
+  const attrs = (projectId: string, memoId: string, revision = 1) => ({
+    projectId,
+    memoId,
+    revision,
+    title: 'T',
+    summary: '',
+    source: null,
+    clientReferenceId: null,
+    memoType: 'text',
+    tags: [],
+    metadata: {},
+    archived: false,
+    expirationDate: null,
+  });
+  const v = Float32Array.from([1, 0, 0, 0]);
+
+  it('serves what it stored after a restart', async () => {
+    const dir = tempDir('memex-index-');
+    const path = join(dir.path, 'index.db');
+    const p = randomUUID();
+    const m = randomUUID();
+    const first = new EmbeddedSearchIndex(path);
+    await first.openModel('m', 4);
+    await first.applyCatalog({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) });
+    await first.putChunks('m', { memoId: m, projectId: p, revision: 1 }, [
+      { chunkId: chunkId(m, 1, 0), index: 0, content: 'persisted words', dense: v, sparse: encodeDocument('persisted words') },
+    ]);
+    await first.close();
+    const second = new EmbeddedSearchIndex(path);
+    await second.openModel('m', 4);
+    expect((await second.searchDense('m', v, { projectId: p, filters: [], limit: 5 })).map((h) => h.memoId)).toEqual([m]);
+    expect((await second.searchSparse('m', encodeQuery('persisted'), { projectId: p, filters: [], limit: 5 })).map((h) => h.memoId)).toEqual([m]);
+    await second.close();
+    dir.remove();
+  });
+
+  it('sees writes another process made to the same file', async () => {
+    const dir = tempDir('memex-index-');
+    const path = join(dir.path, 'index.db');
+    const reader = new EmbeddedSearchIndex(path);
+    const writer = new EmbeddedSearchIndex(path);
+    await reader.openModel('m', 4);
+    await writer.openModel('m', 4);
+    const p = randomUUID();
+    const m = randomUUID();
+    await writer.applyCatalog({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) });
+    await writer.putChunks('m', { memoId: m, projectId: p, revision: 1 }, [
+      { chunkId: chunkId(m, 1, 0), index: 0, content: 'shared', dense: v, sparse: encodeDocument('shared') },
+    ]);
+    expect((await reader.searchDense('m', v, { projectId: p, filters: [], limit: 5 })).map((h) => h.memoId)).toEqual([m]);
+    await writer.applyCatalog({ memoId: m, projectId: p, version: 2, memo: null });
+    expect(await reader.searchDense('m', v, { projectId: p, filters: [], limit: 5 })).toEqual([]);
+    await reader.close();
+    await writer.close();
+    dir.remove();
+  });
+});

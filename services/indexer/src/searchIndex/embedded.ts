@@ -1,0 +1,329 @@
+import type { MemoAttributes } from '@memex/contracts';
+import { openSqlite, type SqliteDatabase } from '@memex/runtime';
+import type { SparseVector } from '@memex/text';
+import { CatalogMemory, ModelMemory, type StoredChunk } from './memory';
+import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, IndexedChunk, SearchIndex } from './port';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS catalog (
+  memo_id    TEXT PRIMARY KEY,
+  project_id TEXT NOT NULL,
+  version    INTEGER NOT NULL,
+  memo       TEXT
+);
+CREATE TABLE IF NOT EXISTS models (
+  model     TEXT PRIMARY KEY,
+  dimension INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+  model      TEXT NOT NULL,
+  chunk_id   TEXT NOT NULL,
+  memo_id    TEXT NOT NULL,
+  project_id TEXT NOT NULL,
+  revision   INTEGER NOT NULL,
+  idx        INTEGER NOT NULL,
+  content    TEXT NOT NULL,
+  dense      BLOB NOT NULL,
+  sparse     BLOB NOT NULL,
+  PRIMARY KEY (model, chunk_id)
+);
+CREATE INDEX IF NOT EXISTS chunks_by_memo ON chunks (memo_id, model);
+-- Every change names the memo it touched (or, with memo_id '', a model), so other processes
+-- sharing the file reload just that.
+CREATE TABLE IF NOT EXISTS changes (
+  seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+  memo_id TEXT NOT NULL,
+  model   TEXT,
+  at      INTEGER NOT NULL
+);
+`;
+
+interface ChunkRow {
+  model: string;
+  chunk_id: string;
+  memo_id: string;
+  project_id: string;
+  revision: number;
+  idx: number;
+  content: string;
+  dense: Buffer;
+  sparse: Buffer;
+}
+
+interface CatalogRow {
+  memo_id: string;
+  project_id: string;
+  version: number;
+  memo: string | null;
+}
+
+/** Changes older than this are pruned; a process further behind reloads everything. */
+const CHANGE_RETENTION_MS = 60 * 60 * 1000;
+
+function encodeDense(v: Float32Array): Buffer {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+function decodeDense(b: Buffer): Float32Array {
+  const out = new Float32Array(b.byteLength / 4);
+  new Uint8Array(out.buffer).set(b);
+  return out;
+}
+
+/** [n: u32][indices: n × u32][values: n × f32], little-endian. */
+function encodeSparse(v: SparseVector): Buffer {
+  const n = v.indices.length;
+  const b = Buffer.alloc(4 + 8 * n);
+  b.writeUInt32LE(n, 0);
+  for (let i = 0; i < n; i++) {
+    b.writeUInt32LE(v.indices[i]!, 4 + 4 * i);
+    b.writeFloatLE(v.values[i]!, 4 + 4 * n + 4 * i);
+  }
+  return b;
+}
+
+function decodeSparse(b: Buffer): SparseVector {
+  const n = b.readUInt32LE(0);
+  const indices: number[] = new Array(n);
+  const values: number[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    indices[i] = b.readUInt32LE(4 + 4 * i);
+    values[i] = b.readFloatLE(4 + 4 * n + 4 * i);
+  }
+  return { indices, values };
+}
+
+function toEntry(row: CatalogRow): CatalogEntry {
+  return {
+    memoId: row.memo_id,
+    projectId: row.project_id,
+    version: row.version,
+    memo: row.memo === null ? null : (JSON.parse(row.memo) as MemoAttributes),
+  };
+}
+
+/**
+ * The embedded search index: SQLite in the data directory is the durable copy; searches run on an
+ * in-memory copy (exact scans, so filters never cost recall). Several indexer processes may share
+ * the file: each write logs the memo it touched, and before every read a process applies the log
+ * entries written by others since its last look (`PRAGMA data_version` makes the check nearly free).
+ */
+export class EmbeddedSearchIndex implements SearchIndex {
+  readonly kind = 'embedded' as const;
+  private readonly db: SqliteDatabase;
+  private readonly catalog = new CatalogMemory();
+  private readonly models = new Map<string, ModelMemory>();
+  private lastSeq = 0;
+  private dataVersion = -1;
+  private dirty = false;
+  private writes = 0;
+  private readonly stmts;
+
+  constructor(path: string) {
+    this.db = openSqlite(path);
+    this.db.exec(SCHEMA);
+    this.stmts = {
+      catalogRow: this.db.prepare<[string], CatalogRow>('SELECT * FROM catalog WHERE memo_id = ?'),
+      allCatalog: this.db.prepare<[], CatalogRow>('SELECT * FROM catalog'),
+      upsertCatalog: this.db.prepare<[string, string, number, string | null]>(
+        `INSERT INTO catalog (memo_id, project_id, version, memo) VALUES (?, ?, ?, ?)
+         ON CONFLICT (memo_id) DO UPDATE SET project_id = excluded.project_id, version = excluded.version, memo = excluded.memo`,
+      ),
+      model: this.db.prepare<[string], { dimension: number }>('SELECT dimension FROM models WHERE model = ?'),
+      insertModel: this.db.prepare<[string, number]>('INSERT OR IGNORE INTO models (model, dimension) VALUES (?, ?)'),
+      deleteModel: this.db.prepare<[string]>('DELETE FROM models WHERE model = ?'),
+      chunksOfModel: this.db.prepare<[string], ChunkRow>('SELECT * FROM chunks WHERE model = ?'),
+      chunksOfMemo: this.db.prepare<[string, string], ChunkRow>('SELECT * FROM chunks WHERE memo_id = ? AND model = ? ORDER BY idx'),
+      deleteMemoChunks: this.db.prepare<[string]>('DELETE FROM chunks WHERE memo_id = ?'),
+      deleteOlderRevisions: this.db.prepare<[string, number]>('DELETE FROM chunks WHERE memo_id = ? AND revision < ?'),
+      deleteMemoModelChunks: this.db.prepare<[string, string]>('DELETE FROM chunks WHERE memo_id = ? AND model = ?'),
+      deleteModelChunks: this.db.prepare<[string]>('DELETE FROM chunks WHERE model = ?'),
+      insertChunk: this.db.prepare(
+        `INSERT OR REPLACE INTO chunks (model, chunk_id, memo_id, project_id, revision, idx, content, dense, sparse)
+         VALUES (@model, @chunk_id, @memo_id, @project_id, @revision, @idx, @content, @dense, @sparse)`,
+      ),
+      logChange: this.db.prepare<[string, string | null, number]>('INSERT INTO changes (memo_id, model, at) VALUES (?, ?, ?)'),
+      changesSince: this.db.prepare<[number], { seq: number; memo_id: string; model: string | null }>(
+        'SELECT seq, memo_id, model FROM changes WHERE seq > ? ORDER BY seq',
+      ),
+      minSeq: this.db.prepare<[], { s: number | null }>('SELECT MIN(seq) AS s FROM changes'),
+      maxSeq: this.db.prepare<[], { s: number | null }>('SELECT MAX(seq) AS s FROM changes'),
+      prune: this.db.prepare<[number]>('DELETE FROM changes WHERE at < ?'),
+    };
+    this.reloadAll();
+  }
+
+  /** Loads the catalog and every open model from disk (start, or after falling too far behind). */
+  private reloadAll(): void {
+    this.lastSeq = this.stmts.maxSeq.get()?.s ?? 0;
+    this.catalog.clear();
+    for (const row of this.stmts.allCatalog.iterate()) this.catalog.set(toEntry(row));
+    for (const [model, memory] of this.models) this.loadModel(model, memory.dimension);
+    this.dataVersion = this.db.pragma('data_version', { simple: true }) as number;
+  }
+
+  private loadModel(model: string, dimension: number): void {
+    const memory = new ModelMemory(dimension);
+    for (const row of this.stmts.chunksOfModel.iterate(model)) memory.add(toStoredChunk(row), decodeDense(row.dense));
+    this.models.set(model, memory);
+  }
+
+  /** Applies what this and other processes wrote since the last look. */
+  private sync(): void {
+    const version = this.db.pragma('data_version', { simple: true }) as number;
+    if (!this.dirty && version === this.dataVersion) return;
+    this.dirty = false;
+    this.dataVersion = version;
+    const oldest = this.stmts.minSeq.get()?.s ?? 0;
+    if (oldest > this.lastSeq + 1) {
+      this.reloadAll();
+      return;
+    }
+    const memos = new Set<string>();
+    const models = new Set<string>();
+    for (const change of this.stmts.changesSince.iterate(this.lastSeq)) {
+      this.lastSeq = change.seq;
+      if (change.memo_id === '' && change.model) models.add(change.model);
+      else memos.add(change.memo_id);
+    }
+    for (const model of models) {
+      const memory = this.models.get(model);
+      const stored = this.stmts.model.get(model);
+      if (!stored) this.models.delete(model);
+      else if (memory) this.loadModel(model, stored.dimension);
+    }
+    for (const memoId of memos) {
+      const row = this.stmts.catalogRow.get(memoId);
+      if (row) this.catalog.set(toEntry(row));
+      for (const [model, memory] of this.models) {
+        memory.removeMemo(memoId);
+        for (const chunk of this.stmts.chunksOfMemo.iterate(memoId, model)) memory.add(toStoredChunk(chunk), decodeDense(chunk.dense));
+      }
+    }
+  }
+
+  private write<T>(fn: () => T): T {
+    const result = this.db.transaction(fn).immediate();
+    this.dirty = true;
+    if (++this.writes % 1000 === 0) this.stmts.prune.run(Date.now() - CHANGE_RETENTION_MS);
+    this.sync();
+    return result;
+  }
+
+  async applyCatalog(update: CatalogUpdate): Promise<boolean> {
+    return this.write(() => {
+      const row = this.stmts.catalogRow.get(update.memoId);
+      if (row && row.version >= update.version) return false;
+      const previous = row?.memo ? (JSON.parse(row.memo) as MemoAttributes) : null;
+      if (row && row.memo === null) return false; // deleted for good
+      this.stmts.upsertCatalog.run(update.memoId, update.projectId, update.version, update.memo ? JSON.stringify(update.memo) : null);
+      if (update.memo === null) this.stmts.deleteMemoChunks.run(update.memoId);
+      else if (previous && update.memo.revision > previous.revision) this.stmts.deleteOlderRevisions.run(update.memoId, update.memo.revision);
+      this.stmts.logChange.run(update.memoId, null, Date.now());
+      return true;
+    });
+  }
+
+  async getCatalog(memoId: string): Promise<CatalogEntry | undefined> {
+    this.sync();
+    return this.catalog.entries.get(memoId);
+  }
+
+  async openModel(model: string, dimension: number): Promise<void> {
+    const stored = this.stmts.model.get(model);
+    if (stored && stored.dimension !== dimension) {
+      throw new Error(`model ${model} is stored with dimension ${stored.dimension}, not ${dimension}`);
+    }
+    if (!stored) {
+      this.write(() => {
+        this.stmts.insertModel.run(model, dimension);
+        this.stmts.logChange.run('', model, Date.now());
+      });
+    }
+    if (!this.models.has(model)) this.loadModel(model, dimension);
+  }
+
+  async putChunks(
+    model: string,
+    memo: { memoId: string; projectId: string; revision: number },
+    chunks: readonly IndexedChunk[],
+  ): Promise<boolean> {
+    if (!this.models.has(model)) throw new Error(`model ${model} is not open`);
+    return this.write(() => {
+      const row = this.stmts.catalogRow.get(memo.memoId);
+      if (row) {
+        if (row.memo === null) return false;
+        const known = JSON.parse(row.memo) as MemoAttributes;
+        if (known.revision > memo.revision) return false;
+      }
+      this.stmts.deleteMemoModelChunks.run(memo.memoId, model);
+      for (const c of chunks) {
+        this.stmts.insertChunk.run({
+          model,
+          chunk_id: c.chunkId,
+          memo_id: memo.memoId,
+          project_id: memo.projectId,
+          revision: memo.revision,
+          idx: c.index,
+          content: c.content,
+          dense: encodeDense(c.dense),
+          sparse: encodeSparse(c.sparse),
+        });
+      }
+      this.stmts.logChange.run(memo.memoId, model, Date.now());
+      return true;
+    });
+  }
+
+  private memory(model: string): ModelMemory | undefined {
+    this.sync();
+    return this.models.get(model);
+  }
+
+  async searchDense(model: string, vector: Float32Array, query: CandidateQuery): Promise<ChunkCandidate[]> {
+    const memory = this.memory(model);
+    if (!memory) return [];
+    return memory.searchDense(vector, this.catalog.eligible(query.projectId, query.filters), query.limit, this.catalog);
+  }
+
+  async searchSparse(model: string, vector: SparseVector, query: CandidateQuery): Promise<ChunkCandidate[]> {
+    const memory = this.memory(model);
+    if (!memory) return [];
+    return memory.searchSparse(vector, query.projectId, this.catalog.eligible(query.projectId, query.filters), query.limit, this.catalog);
+  }
+
+  async countChunks(model: string, projectId?: string): Promise<number> {
+    const memory = this.memory(model);
+    if (!memory) return 0;
+    if (projectId !== undefined) return memory.count(this.catalog.eligible(projectId, []));
+    const projects = new Set([...this.catalog.entries.values()].map((e) => e.projectId));
+    let n = 0;
+    for (const p of projects) n += memory.count(this.catalog.eligible(p, []));
+    return n;
+  }
+
+  async dropModel(model: string): Promise<void> {
+    this.write(() => {
+      this.stmts.deleteModelChunks.run(model);
+      this.stmts.deleteModel.run(model);
+      this.stmts.logChange.run('', model, Date.now());
+    });
+    this.models.delete(model);
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
+
+function toStoredChunk(row: ChunkRow): StoredChunk {
+  return {
+    chunkId: row.chunk_id,
+    memoId: row.memo_id,
+    projectId: row.project_id,
+    revision: row.revision,
+    index: row.idx,
+    content: row.content,
+    sparse: decodeSparse(row.sparse),
+  };
+}

@@ -1,0 +1,88 @@
+import type { Filter, MemoAttributes } from '@memex/contracts';
+import type { SparseVector } from '@memex/text';
+
+/** What a memo event says about a memo's filterable attributes, at a stream version. */
+export interface CatalogUpdate {
+  memoId: string;
+  projectId: string;
+  /** The memo stream version of the event. */
+  version: number;
+  /** Attributes after the event; `null` means the memo was deleted. */
+  memo: MemoAttributes | null;
+}
+
+export interface CatalogEntry {
+  memoId: string;
+  projectId: string;
+  version: number;
+  /** `null` once deleted (the entry stays as a tombstone so late events cannot revive the memo). */
+  memo: MemoAttributes | null;
+}
+
+/** One chunk of a memo revision, embedded with one model. */
+export interface IndexedChunk {
+  chunkId: string;
+  index: number;
+  content: string;
+  /** L2-normalised dense vector of the model's dimension. */
+  dense: Float32Array;
+  /** BM25 document-side weights (IDF is applied by the index at query time). */
+  sparse: SparseVector;
+}
+
+export interface CandidateQuery {
+  projectId: string;
+  filters: readonly Filter[];
+  /** Candidates to return, best first. */
+  limit: number;
+}
+
+export interface ChunkCandidate {
+  chunkId: string;
+  memoId: string;
+  chunkIndex: number;
+  content: string;
+  memoTitle: string;
+  memoSummary: string;
+  /** Dense: cosine similarity. Sparse: BM25 score (sum over query terms of idf × stored weight). */
+  score: number;
+}
+
+/**
+ * The indexer's store: a catalog of memo attributes (what filters read) and, per embedding model,
+ * the chunks of each memo's current revision with a dense and a sparse vector.
+ *
+ * A chunk can be found only while its memo is in the catalog, in the same project, not deleted, not
+ * archived, at the chunk's revision, and passes every filter (exactly as `matchesFilters` says).
+ * Filters are applied before ranking, so a selective filter still returns its best matches.
+ */
+export interface SearchIndex {
+  readonly kind: 'embedded' | 'qdrant';
+
+  /**
+   * Records a memo's attributes at `version`; an update older than (or as old as) what is stored is
+   * ignored. A deletion removes every chunk of the memo under every model. A newer revision makes
+   * the older revision's chunks unfindable at once (and removes them). Returns whether it applied.
+   */
+  applyCatalog(update: CatalogUpdate): Promise<boolean>;
+  getCatalog(memoId: string): Promise<CatalogEntry | undefined>;
+
+  /** Makes room for a model's chunks (idempotent). */
+  openModel(model: string, dimension: number): Promise<void>;
+  /**
+   * Replaces the memo's chunks under `model` with these chunks of `revision`, unless the catalog
+   * already knows a newer revision or the deletion of the memo (then nothing is stored and the
+   * result is false). Chunks of a memo the catalog has not seen yet are stored and become findable
+   * when the catalog catches up.
+   */
+  putChunks(model: string, memo: { memoId: string; projectId: string; revision: number }, chunks: readonly IndexedChunk[]): Promise<boolean>;
+
+  searchDense(model: string, vector: Float32Array, query: CandidateQuery): Promise<ChunkCandidate[]>;
+  searchSparse(model: string, vector: SparseVector, query: CandidateQuery): Promise<ChunkCandidate[]>;
+
+  /** Findable chunks under `model` (optionally of one project). */
+  countChunks(model: string, projectId?: string): Promise<number>;
+  /** Removes everything stored for a model (after switching away from it). */
+  dropModel(model: string): Promise<void>;
+  close(): Promise<void>;
+}

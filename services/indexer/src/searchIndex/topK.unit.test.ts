@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '@memex/testing';
+import { TopK } from './topK';
+
+describe('TopK', () => {
+  it('keeps the k best of many, best first', () => {
+    const random = seededRandom(3);
+    const values = Array.from({ length: 1000 }, () => random());
+    const top = new TopK<number>(10);
+    values.forEach((v, i) => top.offer(v, i));
+    const expected = values.map((v, i) => ({ score: v, item: i })).sort((a, b) => b.score - a.score).slice(0, 10);
+    expect(top.sorted()).toEqual(expected);
+    expect(top.threshold).toBe(expected[9]!.score);
+  });
+
+  it('holds fewer than k when given fewer, and nothing for k = 0', () => {
+    const top = new TopK<string>(5);
+    top.offer(1, 'a');
+    top.offer(3, 'b');
+    expect(top.sorted().map((x) => x.item)).toEqual(['b', 'a']);
+    expect(top.threshold).toBe(Number.NEGATIVE_INFINITY);
+    const none = new TopK<string>(0);
+    none.offer(1, 'a');
+    expect(none.sorted()).toEqual([]);
+  });
+});

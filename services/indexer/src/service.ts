@@ -1,0 +1,132 @@
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Consumers, QueueGroups, Subjects, type IndexSearchRequest } from '@memex/contracts';
+import {
+  CommandClient,
+  IndexStateStore,
+  connectNats,
+  consumeMemoEvents,
+  createLogger,
+  ensureTopology,
+  instanceId as newInstanceId,
+  serveHealth,
+  serveQuery,
+  type ConsumerRunner,
+  type Logger,
+} from '@memex/runtime';
+import type { IndexerConfig } from './config';
+import { loadEmbedder } from './embedding/embedder';
+import { MemoProcessor } from './processing/processor';
+import { hybridSearch } from './search/hybrid';
+import { ModelSet } from './state/models';
+import { Reindexer } from './state/reindex';
+import { openSearchIndex } from './stores';
+
+export interface IndexerService {
+  readonly instance: string;
+  readonly logger: Logger;
+  stop(): Promise<void>;
+}
+
+/** Starts one indexer instance: the catalog and content consumers, search queries, re-indexing. */
+export async function startIndexerService(config: IndexerConfig, overrides: { logger?: Logger; instance?: string } = {}): Promise<IndexerService> {
+  const instance = overrides.instance ?? newInstanceId();
+  const logger = overrides.logger ?? createLogger({ service: 'indexer', instanceId: instance, level: config.LOG_LEVEL });
+  const nc = await connectNats({ url: config.NATS_URL, name: `memex-indexer-${instance}`, logger });
+  const jsm = await jetstreamManager(nc);
+  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS });
+  const js = jetstream(nc);
+
+  const index = await openSearchIndex(config);
+  const models = new ModelSet(
+    (model) =>
+      loadEmbedder({
+        model,
+        modelsDir: config.MEMEX_MODELS_DIR,
+        allowRemote: config.MEMEX_ALLOW_REMOTE_MODELS,
+        batchSize: config.EMBEDDING_BATCH_SIZE,
+        queryPrefix: config.EMBEDDING_QUERY_PREFIX,
+        documentPrefix: config.EMBEDDING_DOCUMENT_PREFIX,
+      }),
+    index,
+    logger,
+  );
+  const stateStore = await IndexStateStore.open(nc, config.MEMEX_NATS_REPLICAS);
+  // The first instance ever sets the active model; a configured model that differs from the one the
+  // index serves starts a re-index to it (the current index serves meanwhile).
+  const state = await stateStore.update((current) => {
+    if (!current) return { activeModel: config.EMBEDDING_MODEL };
+    if (current.activeModel !== config.EMBEDDING_MODEL && !current.reindex) {
+      return { ...current, reindex: { model: config.EMBEDDING_MODEL, requestedAt: new Date().toISOString() } };
+    }
+    return undefined;
+  });
+  await models.apply(state!);
+
+  const chunking = {
+    targetChars: config.CHUNK_TARGET_CHARS,
+    maxChars: config.CHUNK_MAX_CHARS,
+    overlapChars: config.CHUNK_OVERLAP_CHARS,
+  };
+  const commands = new CommandClient(nc, js, 30_000);
+  const processor = new MemoProcessor({ index, models, commands, chunking, logger });
+  const reindexer = new Reindexer({ js, jsm, index, models, store: stateStore, chunking, instance, logger });
+
+  const stopWatch = await stateStore.watch((next) => {
+    void models
+      .apply(next)
+      .then(() => reindexer.consider(next))
+      .catch((error: unknown) => logger.error({ err: error }, 'could not follow the index state'));
+  });
+  const recheck = setInterval(() => {
+    void stateStore.read().then(({ state: s }) => reindexer.consider(s)).catch(() => undefined);
+  }, 10_000);
+
+  const runners: ConsumerRunner[] = [
+    await consumeMemoEvents({
+      js,
+      consumer: Consumers.indexerCatalog,
+      logger: logger.child({ consumer: Consumers.indexerCatalog }),
+      concurrency: 32,
+      handle: (event) => processor.applyCatalog(event),
+    }),
+    await consumeMemoEvents({
+      js,
+      consumer: Consumers.indexer,
+      logger: logger.child({ consumer: Consumers.indexer }),
+      concurrency: config.INDEXER_CONCURRENCY,
+      handle: (event) => processor.indexContent(event),
+      onDeadLetter: (event, error) => processor.recordFailure(event, error),
+    }),
+  ];
+
+  const subs = [
+    serveQuery<IndexSearchRequest, unknown>(nc, {
+      subject: Subjects.query.indexSearch,
+      queue: QueueGroups.indexer,
+      logger,
+      handler: (request) =>
+        hybridSearch(index, models, request, { lexicalWeight: config.SEARCH_LEXICAL_WEIGHT, candidates: config.SEARCH_CANDIDATES }),
+    }),
+    serveHealth(nc, 'indexer', instance, async () => ({
+      ready: !nc.isClosed(),
+      details: { index: index.kind, model: models.activeName, reindexingTo: models.targetName ?? null },
+    })),
+  ];
+  logger.info({ index: index.kind, model: models.activeName }, 'indexer ready');
+
+  return {
+    instance,
+    logger,
+    async stop() {
+      clearInterval(recheck);
+      stopWatch();
+      for (const sub of subs) sub.unsubscribe();
+      await Promise.all(runners.map((r) => r.stop()));
+      await reindexer.stop();
+      commands.close();
+      await nc.drain().catch(() => undefined);
+      await models.dispose();
+      await index.close();
+    },
+  };
+}

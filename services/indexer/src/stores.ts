@@ -1,0 +1,16 @@
+import { join } from 'node:path';
+import type { IndexerConfig } from './config';
+import { EmbeddedSearchIndex } from './searchIndex/embedded';
+import type { SearchIndex } from './searchIndex/port';
+
+/** Qdrant when QDRANT_URL is set; otherwise the embedded index in the data directory. */
+export async function openSearchIndex(config: IndexerConfig): Promise<SearchIndex> {
+  if (config.QDRANT_URL) {
+    const { QdrantSearchIndex } = await import('./searchIndex/qdrant');
+    return QdrantSearchIndex.connect(config.QDRANT_URL, {
+      ...(config.QDRANT_API_KEY ? { apiKey: config.QDRANT_API_KEY } : {}),
+      collectionPrefix: config.QDRANT_COLLECTION_PREFIX,
+    });
+  }
+  return new EmbeddedSearchIndex(join(config.MEMEX_DATA_DIR, 'indexer', 'index.db'));
+}

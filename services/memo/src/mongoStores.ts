@@ -1,0 +1,20 @@
+import { MongoClient } from 'mongodb';
+import type { MemoStores } from './stores';
+import { MongoEventStore } from './eventStore/mongodb';
+import { MongoMemoReadModel } from './readModel/mongodb';
+
+/** The production stores: event store and read model in one MongoDB database, majority writes. */
+export async function openMongoMemoStores(url: string, dbName: string): Promise<MemoStores> {
+  const client = new MongoClient(url, { writeConcern: { w: 'majority' }, readConcern: { level: 'majority' } });
+  await client.connect();
+  const db = client.db(dbName);
+  const store = new MongoEventStore(db);
+  const readModel = new MongoMemoReadModel(db);
+  return {
+    store,
+    readModel,
+    close: async () => {
+      await client.close();
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * kill -9 of the indexer while 1,000 memos are ingested: after a restart every memo is processed,
+ * with no chunk missing and none twice, in the index and in the memos.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Memo } from '@memex/contracts';
+import { eventually, seededRandom, pick } from '@memex/testing';
+import { chunkText } from '@memex/text';
+import { exited, spawnTs } from '../support/processes';
+import { startStack, type Stack } from '../support/stack';
+
+const WORDS = 'river mountain engine budget harbour satellite protein glacier theorem market violin compiler orbit enzyme'.split(' ');
+
+function memoContent(random: () => number): string {
+  const sentence = () => `${Array.from({ length: 8 + Math.floor(random() * 10) }, () => pick(random, WORDS)).join(' ')}.`;
+  const paragraph = () => Array.from({ length: 3 + Math.floor(random() * 5) }, sentence).join(' ');
+  return Array.from({ length: 1 + Math.floor(random() * 4) }, paragraph).join('\n\n');
+}
+
+describe('indexer kill -9 during ingestion', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ indexer: false, env: { MEMEX_RATE_LIMIT: '0' } });
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('processes all 1,000 memos exactly once after a restart', async () => {
+    const { key } = await stack.project('crash');
+    const random = seededRandom(99);
+    const contents = Array.from({ length: 1000 }, () => memoContent(random));
+    const ids: string[] = [];
+    for (let i = 0; i < contents.length; i += 50) {
+      const batch = await Promise.all(
+        contents.slice(i, i + 50).map(async (content, j) => {
+          const res = await stack.app.inject({
+            method: 'POST',
+            url: '/api/v1/memo',
+            headers: { authorization: `Bearer ${key}` },
+            payload: { title: `Memo ${i + j}`, content },
+          });
+          expect(res.statusCode).toBe(200);
+          return res.json().memo_uuid as string;
+        }),
+      );
+      ids.push(...batch);
+    }
+
+    const indexDb = join(stack.dataDir, 'indexer', 'index.db');
+    const env = { ...stack.env, LOG_LEVEL: 'warn' };
+    const first = spawnTs('services/indexer/src/main.ts', [], env);
+    // Let it get part of the way, then pull the plug.
+    await eventually(() => {
+      try {
+        const db = new Database(indexDb, { readonly: true, fileMustExist: true });
+        const n = (db.prepare('SELECT COUNT(DISTINCT memo_id) AS n FROM chunks').get() as { n: number }).n;
+        db.close();
+        return n >= 150;
+      } catch {
+        return false;
+      }
+    }, 60_000, 20);
+    first.kill('SIGKILL');
+    await exited(first);
+    const db = new Database(indexDb, { readonly: true });
+    const before = (db.prepare('SELECT COUNT(DISTINCT memo_id) AS n FROM chunks').get() as { n: number }).n;
+    db.close();
+    expect(before).toBeLessThan(1000);
+
+    const second = spawnTs('services/indexer/src/main.ts', [], env);
+    try {
+      const get = async (id: string) => {
+        const res = await stack.app.inject({ method: 'GET', url: `/api/v1/memo/${id}`, headers: { authorization: `Bearer ${key}` } });
+        expect(res.statusCode).toBe(200);
+        return res.json() as Memo;
+      };
+      await eventually(async () => {
+        for (const id of ids) if ((await get(id)).pending) return false;
+        return true;
+      }, 120_000, 500);
+
+      const after = new Database(indexDb, { readonly: true });
+      const rows = after.prepare('SELECT memo_id, chunk_id, idx FROM chunks').all() as { memo_id: string; chunk_id: string; idx: number }[];
+      after.close();
+      expect(new Set(rows.map((r) => r.chunk_id)).size).toBe(rows.length);
+      const byMemo = new Map<string, number[]>();
+      for (const r of rows) byMemo.set(r.memo_id, [...(byMemo.get(r.memo_id) ?? []), r.idx]);
+      for (const [i, id] of ids.entries()) {
+        const expected = chunkText(contents[i]!).length;
+        expect((byMemo.get(id) ?? []).sort((a, b) => a - b)).toEqual(Array.from({ length: expected }, (_, k) => k));
+        const memo = await get(id);
+        expect(memo.chunks.map((c) => c.chunk_index)).toEqual(Array.from({ length: expected }, (_, k) => k));
+      }
+    } finally {
+      second.kill('SIGTERM');
+      await exited(second);
+    }
+  }, 240_000);
+});

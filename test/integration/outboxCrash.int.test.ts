@@ -1,0 +1,80 @@
+/**
+ * kill -9 of the memo service between append and publish loses no event: the event is in the store,
+ * unpublished; the restarted service publishes it (and brings the read model up to date) first thing.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Streams, Subjects, type Memo, type MemoGetRequest } from '@memex/contracts';
+import { CommandClient, connectNats, decodeJson, query } from '@memex/runtime';
+import { eventually, startNatsServer, tempDir, type NatsServerHandle } from '@memex/testing';
+import { exited, spawnTs } from '../support/processes';
+
+describe('memo outbox across a kill -9', () => {
+  let nats: NatsServerHandle;
+  let dir: ReturnType<typeof tempDir>;
+  beforeAll(async () => {
+    nats = await startNatsServer();
+    dir = tempDir();
+  });
+  afterAll(async () => {
+    await nats?.stop();
+    dir?.remove();
+  });
+
+  it('republishes on restart what was appended but never published', async () => {
+    const env = { NATS_URL: nats.url, MEMEX_DATA_DIR: dir.path, LOG_LEVEL: 'warn' };
+    const doomed = spawnTs('services/memo/src/main.ts', [], { ...env, MEMEX_FAILPOINTS: 'memo.after-append' });
+    const nc = await connectNats({ url: nats.url, name: 'outbox-test' });
+    const jsm = await jetstreamManager(nc);
+    const js = jetstream(nc);
+    const client = new CommandClient(nc, js);
+    await eventually(async () => {
+      try {
+        return (await jsm.consumers.info(Streams.memoCommands, 'memo')).num_waiting > 0;
+      } catch {
+        return false;
+      }
+    }, 30_000);
+
+    const projectId = randomUUID();
+    const memoId = randomUUID();
+    const sent = client
+      .send('create', {
+        projectId,
+        memoId,
+        input: { title: 'Survivor', content: 'It lived.', metadata: {}, referenceId: null, tags: [], source: null, type: 'text', expirationDate: null },
+      }, { timeoutMs: 3_000 })
+      .catch((e: unknown) => e);
+    expect(await exited(doomed)).toBeNull(); // killed by SIGKILL: no exit code
+    expect(doomed.signalCode).toBe('SIGKILL');
+    expect(await sent).toMatchObject({ code: 'Timeout' });
+
+    // The event is in the store and not yet on the bus.
+    const db = new Database(join(dir.path, 'memo', 'memo.db'), { readonly: true });
+    const rows = db.prepare('SELECT type, published FROM events WHERE stream = ?').all(`memo-${projectId}-${memoId}`);
+    db.close();
+    expect(rows).toEqual([{ type: 'MemoCreated', published: 0 }]);
+    const subject = Subjects.memoEvents(projectId, memoId);
+    expect((await jsm.streams.info(Streams.memoEvents, { subjects_filter: subject })).state.subjects?.[subject] ?? 0).toBe(0);
+
+    const revived = spawnTs('services/memo/src/main.ts', [], env);
+    try {
+      const stream = await js.streams.get(Streams.memoEvents);
+      const message = await eventually(async () => (await stream.getMessage({ last_by_subj: subject })) ?? undefined, 30_000);
+      expect(decodeJson<{ type: string; data: { memoId: string } }>(message.data)).toMatchObject({ type: 'MemoCreated', data: { memoId } });
+      const memo = await eventually(
+        () => query<MemoGetRequest, Memo>(nc, Subjects.query.memoGet, { projectId, ref: { idType: 'memo_uuid', id: memoId } }).catch(() => undefined),
+        10_000,
+      );
+      expect(memo.title).toBe('Survivor');
+    } finally {
+      client.close();
+      await nc.close();
+      revived.kill('SIGTERM');
+      await exited(revived);
+    }
+  }, 90_000);
+});

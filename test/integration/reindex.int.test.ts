@@ -1,0 +1,78 @@
+/**
+ * Re-indexing to another model replays the event log into the new model while the old one serves,
+ * keeps memos written meanwhile, switches atomically, then drops the old model's vectors.
+ */
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Memo, SearchResultItem } from '@memex/contracts';
+import { IndexStateStore } from '@memex/runtime';
+import { eventually, tempDir } from '@memex/testing';
+import { REPO_ROOT } from '../support/paths';
+import { runTs } from '../support/processes';
+import { startStack, type Stack } from '../support/stack';
+
+describe('re-index to another embedding model', () => {
+  let stack: Stack;
+  let models: ReturnType<typeof tempDir>;
+  beforeAll(async () => {
+    // Two names for the built model: enough to exercise every step of a model switch.
+    models = tempDir('memex-models-');
+    mkdirSync(models.path, { recursive: true });
+    symlinkSync(join(REPO_ROOT, 'models', 'memex-glove-100d'), join(models.path, 'memex-glove-100d'));
+    symlinkSync(join(REPO_ROOT, 'models', 'memex-glove-100d'), join(models.path, 'glove-alias'));
+    stack = await startStack({ env: { MEMEX_MODELS_DIR: models.path, MEMEX_RATE_LIMIT: '0' } });
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+    models?.remove();
+  });
+
+  it('switches when the replay is complete, losing nothing written meanwhile', async () => {
+    const { key } = await stack.project();
+    const headers = { authorization: `Bearer ${key}` };
+    const create = async (i: number) => {
+      const res = await stack.app.inject({
+        method: 'POST',
+        url: '/api/v1/memo',
+        headers,
+        payload: { title: `Memo ${i}`, content: `Report number ${i} about lighthouse keeper ${i} and the coastal fog.` },
+      });
+      return res.json().memo_uuid as string;
+    };
+    const processed = (id: string) =>
+      eventually(async () => !((await stack.app.inject({ method: 'GET', url: `/api/v1/memo/${id}`, headers })).json() as Memo).pending, 20_000);
+    const before = await Promise.all(Array.from({ length: 30 }, (_, i) => create(i)));
+    for (const id of before) await processed(id);
+
+    const cli = await runTs('packages/cli/src/main.ts', ['reindex', '--model', 'glove-alias'], stack.env);
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toMatch(/re-index to glove-alias requested/);
+    const during = await Promise.all(Array.from({ length: 5 }, (_, i) => create(100 + i)));
+
+    const store = await IndexStateStore.open(stack.nc);
+    await eventually(async () => {
+      const { state } = await store.read();
+      return state?.activeModel === 'glove-alias' && !state.reindex;
+    }, 60_000, 100);
+    for (const id of during) await processed(id);
+
+    const hits = async () => {
+      const res = await stack.app.inject({
+        method: 'POST',
+        url: '/api/v1/search',
+        headers,
+        payload: { query: 'lighthouse keeper coastal fog', search_method: 'chunk_vector_search', limit: 50 },
+      });
+      return (res.json().results as SearchResultItem[]).map((h) => h.memo_uuid);
+    };
+    expect((await hits()).sort()).toEqual([...before, ...during].sort());
+
+    const db = new Database(join(stack.dataDir, 'indexer', 'index.db'), { readonly: true });
+    const count = (model: string) => (db.prepare('SELECT COUNT(DISTINCT memo_id) AS n FROM chunks WHERE model = ?').get(model) as { n: number }).n;
+    expect(count('glove-alias')).toBe(35);
+    await eventually(() => count('memex-glove-100d') === 0, 10_000);
+    db.close();
+  }, 120_000);
+});

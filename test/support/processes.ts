@@ -1,0 +1,30 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { REPO_ROOT } from './paths';
+
+/** Runs a TypeScript entry point of the repo with tsx, as `pnpm start` does. */
+export function spawnTs(entry: string, args: string[], env: Record<string, string>, options: { quiet?: boolean } = {}): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, entry), ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: options.quiet === false ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** Runs a TypeScript entry point to completion and returns its output. */
+export function runTs(entry: string, args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawnTs(entry, args, env);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+export function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}

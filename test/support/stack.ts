@@ -1,0 +1,99 @@
+/**
+ * The whole stack in one test process, over a private nats-server: memo, indexer, agent and the
+ * gateway app (driven with `inject`, no socket). For tests that need every service but not HTTPS.
+ */
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { loadAgentConfig, startAgentService, type AgentOverrides, type AgentService } from '@memex/agent';
+import { buildGateway, loadGatewayConfig } from '@memex/gateway';
+import { RateLimiter } from '@memex/gateway/rateLimit/limiter';
+import { loadIndexerConfig, startIndexerService, type IndexerService } from '@memex/indexer';
+import { loadMemoConfig, startMemoService, type MemoService } from '@memex/memo';
+import { CommandClient, Directory, DirectoryCache, connectNats, silentLogger } from '@memex/runtime';
+import { startNatsServer, tempDir, type NatsServerHandle } from '@memex/testing';
+
+export { REPO_ROOT } from './paths';
+import { REPO_ROOT } from './paths';
+
+export interface Stack {
+  nats: NatsServerHandle;
+  nc: NatsConnection;
+  app: FastifyInstance;
+  directory: Directory;
+  memo: MemoService;
+  indexer: IndexerService | undefined;
+  env: Record<string, string>;
+  agent: AgentService;
+  dataDir: string;
+  /** A project and its key. */
+  project(name?: string): Promise<{ projectId: string; key: string }>;
+  stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  env?: Record<string, string>;
+  agent?: AgentOverrides;
+  /** false: no in-process indexer (the test runs its own, e.g. as a process it can kill). */
+  indexer?: boolean;
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const nats = await startNatsServer();
+  const dir = tempDir('memex-stack-');
+  const env = {
+    NATS_URL: nats.url,
+    MEMEX_DATA_DIR: dir.path,
+    MEMEX_MODELS_DIR: join(REPO_ROOT, 'models'),
+    LOG_LEVEL: 'silent',
+    ...options.env,
+  };
+  const logger = silentLogger();
+  const memo = await startMemoService(loadMemoConfig(env), { logger });
+  const indexer = options.indexer === false ? undefined : await startIndexerService(loadIndexerConfig(env), { logger });
+  const agent = await startAgentService(loadAgentConfig(env), { logger, ...options.agent });
+  const nc = await connectNats({ url: nats.url, name: 'stack-test' });
+  const directory = await Directory.open(nc);
+  const credentials = await DirectoryCache.start(directory, logger);
+  const config = loadGatewayConfig(env);
+  const app = await buildGateway(
+    {
+      config,
+      nc,
+      jsm: await jetstreamManager(nc),
+      commands: new CommandClient(nc, jetstream(nc)),
+      credentials,
+      limiter: new RateLimiter({ limit: config.MEMEX_RATE_LIMIT, windowMs: config.MEMEX_RATE_LIMIT_WINDOW_MS, instance: 'test' }),
+      logger,
+    },
+    { logger },
+  );
+  return {
+    nats,
+    nc,
+    app,
+    directory,
+    memo,
+    indexer,
+    agent,
+    env,
+    dataDir: dir.path,
+    async project(name = 'test') {
+      const { project, apiKey } = await directory.createProject(name);
+      // The gateway's key cache follows the KV watch; wait until it knows the new key.
+      for (let i = 0; i < 200 && !credentials.authenticate(apiKey); i++) await new Promise((r) => setTimeout(r, 10));
+      return { projectId: project.id, key: apiKey };
+    },
+    async stop() {
+      await app.close();
+      credentials.stop();
+      await nc.close();
+      await agent.stop();
+      await indexer?.stop();
+      await memo.stop();
+      await nats.stop();
+      dir.remove();
+    },
+  };
+}
