@@ -29,6 +29,11 @@ export interface IndexSearchRequest {
   query: string;
   filters: Filter[];
   limit: number;
+  /**
+   * Diagnostics and benchmarks only (the HTTP API always fuses): one ranking alone, with
+   * distance = 1 − bm25/max (lexical) or 1 − cosine (dense).
+   */
+  ranking?: 'hybrid' | 'lexical' | 'dense';
 }
 
 export interface IndexSearchHit {

@@ -47,3 +47,6 @@ export type { IndexState } from './indexState/indexState';
 
 export { failpoints } from './failpoints';
 export type { Failpoints } from './failpoints';
+
+export { TokenStreamReader, TokenStreamWriter } from './streams/tokenStream';
+export type { TokenStreamOptions } from './streams/tokenStream';

@@ -2,12 +2,14 @@ export { splitParagraphs, splitSentences } from './sentences.js';
 export { chunkText, DEFAULT_CHUNK_OPTIONS } from './chunker.js';
 export { analyze, STOPWORDS, stem, tokenize, tokenizeWithOffsets } from './analyzer.js';
 export {
-  bm25TermWeight,
   DEFAULT_BM25_OPTIONS,
+  bm25TermWeight,
   encodeDocument,
   encodeQuery,
   idf,
+  termFrequencies,
   termId,
+  weighDocument,
 } from './sparse.js';
 export { fuseScores, minMaxNormalize, reciprocalRankFusion } from './fusion.js';
 export { DEFAULT_SUMMARIZE_OPTIONS, summarize } from './summarize.js';

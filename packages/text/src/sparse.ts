@@ -30,7 +30,7 @@ export interface Bm25Options {
 export const DEFAULT_BM25_OPTIONS: Readonly<Required<Bm25Options>> = Object.freeze({
   k1: 0.9,
   b: 0.4,
-  avgDocLength: 256,
+  avgDocLength: 100,
 });
 
 const FNV_OFFSET = 0x811c9dc5;
@@ -103,23 +103,39 @@ export function bm25TermWeight(tf: number, docLength: number, options?: Bm25Opti
 }
 
 /**
- * BM25 document vector of `text`: one entry per distinct analyzed term, weighted by
- * {@link bm25TermWeight}. IDF is deliberately absent: the collection applies it at query time
- * (Qdrant's `modifier: "idf"`, or {@link idf} in an embedded index), so stored vectors never
- * go stale as document frequencies change.
+ * Term frequencies of `text`: one entry per distinct analyzed term with its count, and `length`, the
+ * number of analyzed terms. What an index that scores BM25 itself (with the live average length)
+ * stores; {@link weighDocument} turns it into stored BM25 weights for an index that cannot.
  */
-export function encodeDocument(text: string, options?: Bm25Options): EncodedDocument {
-  const { k1, b, avgDocLength } = resolveBm25(options);
+export function termFrequencies(text: string): EncodedDocument {
   const terms = analyze(text);
-  const dl = terms.length;
-  const norm = k1 * (1 - b + (b * dl) / avgDocLength);
   const indices: number[] = [];
   const values: number[] = [];
   for (const [id, tf] of countTerms(terms)) {
     indices.push(id);
-    values.push((tf * (k1 + 1)) / (tf + norm));
+    values.push(tf);
   }
-  return { indices, values, length: dl };
+  return { indices, values, length: terms.length };
+}
+
+/**
+ * BM25 document-side weights from term frequencies, with a fixed average document length: each
+ * value becomes {@link bm25TermWeight}. IDF is deliberately absent: the collection applies it at
+ * query time (Qdrant's `modifier: "idf"`), so stored vectors never go stale as frequencies change.
+ */
+export function weighDocument(frequencies: EncodedDocument, options?: Bm25Options): EncodedDocument {
+  const { k1, b, avgDocLength } = resolveBm25(options);
+  const norm = k1 * (1 - b + (b * frequencies.length) / avgDocLength);
+  return {
+    indices: [...frequencies.indices],
+    values: frequencies.values.map((tf) => (tf * (k1 + 1)) / (tf + norm)),
+    length: frequencies.length,
+  };
+}
+
+/** BM25 document vector of `text`: {@link weighDocument} of its {@link termFrequencies}. */
+export function encodeDocument(text: string, options?: Bm25Options): EncodedDocument {
+  return weighDocument(termFrequencies(text), options);
 }
 
 /**

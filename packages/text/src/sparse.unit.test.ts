@@ -144,3 +144,13 @@ describe('idf', () => {
     expect(Number.isNaN(idf(0, 3))).toBe(false);
   });
 });
+
+describe('termFrequencies and weighDocument', () => {
+  it('count analyzed terms and weigh them into exactly what encodeDocument stores', async () => {
+    const { termFrequencies, weighDocument, encodeDocument: encode, termId: id } = await import('./sparse.js');
+    const tf = termFrequencies('Turbines spin; the turbine blade spins.');
+    expect(tf.length).toBe(5);
+    expect(tf.values[tf.indices.indexOf(id('turbin'))]).toBe(2);
+    expect(weighDocument(tf, { avgDocLength: 7 })).toEqual(encode('Turbines spin; the turbine blade spins.', { avgDocLength: 7 }));
+  });
+});

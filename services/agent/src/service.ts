@@ -12,8 +12,11 @@ import {
   type Logger,
 } from '@memex/runtime';
 import type { AgentConfig } from './config';
-import { ExtractiveProvider } from './llm/extractive';
+import { Conversations } from './conversation/conversations';
+import { serveConversations } from './conversation/handlers';
+import { Retriever } from './conversation/retrieval';
 import type { LlmProvider } from './llm/port';
+import { openChatStore, openLlm } from './stores';
 import { SummaryProcessor } from './summaries/processor';
 
 export interface AgentService {
@@ -26,9 +29,10 @@ export interface AgentOverrides {
   logger?: Logger;
   instance?: string;
   llm?: LlmProvider;
+  clock?: () => Date;
 }
 
-/** Starts one agent instance: summaries and tags for new content. */
+/** Starts one agent instance: summaries and tags for new content; chat, generate and chat history. */
 export async function startAgentService(config: AgentConfig, overrides: AgentOverrides = {}): Promise<AgentService> {
   const instance = overrides.instance ?? newInstanceId();
   const logger = overrides.logger ?? createLogger({ service: 'agent', instanceId: instance, level: config.LOG_LEVEL });
@@ -36,9 +40,17 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
   const jsm = await jetstreamManager(nc);
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS });
   const js = jetstream(nc);
-  const llm = overrides.llm ?? new ExtractiveProvider();
+  const llm = overrides.llm ?? (await openLlm(config));
   const commands = new CommandClient(nc, js, 30_000);
   const summaries = new SummaryProcessor(llm, commands);
+  const store = await openChatStore(config);
+  const conversations = new Conversations({
+    llm,
+    chats: store.chats,
+    retriever: new Retriever(nc, { topK: config.AGENT_TOP_K, maxDistance: config.AGENT_MAX_DISTANCE }),
+    clock: overrides.clock ?? (() => new Date()),
+    logger,
+  });
 
   const runners: ConsumerRunner[] = [
     await consumeMemoEvents({
@@ -50,10 +62,13 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
       onDeadLetter: (event, error) => summaries.recordFailure(event, error),
     }),
   ];
-  const subs = [serveHealth(nc, 'agent', instance, async () => {
-    const r = await llm.readiness();
-    return { ready: r.ready && !nc.isClosed(), details: { llm: llm.name, ...r.details } };
-  })];
+  const subs = [
+    ...serveConversations(nc, conversations, logger),
+    serveHealth(nc, 'agent', instance, async () => {
+      const r = await llm.readiness();
+      return { ready: r.ready && !nc.isClosed(), details: { llm: llm.name, chats: store.chats.kind, ...r.details } };
+    }),
+  ];
   logger.info({ llm: llm.name }, 'agent ready');
 
   return {
@@ -64,6 +79,7 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
       await Promise.all(runners.map((r) => r.stop()));
       commands.close();
       await nc.drain().catch(() => undefined);
+      await store.close();
     },
   };
 }

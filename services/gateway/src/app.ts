@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Logger } from '@memex/runtime';
 import { registerErrorHandling } from './http/errors';
 import type { GatewayDeps } from './http/context';
+import { agentRoutes } from './routes/agent';
 import { healthRoutes } from './routes/health';
 import { memoRoutes } from './routes/memos';
 import { searchRoutes } from './routes/search';
@@ -70,5 +71,6 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
   healthRoutes(app, deps);
   memoRoutes(app, deps);
   searchRoutes(app, deps);
+  agentRoutes(app, deps);
   return app;
 }

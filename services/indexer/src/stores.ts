@@ -10,6 +10,7 @@ export async function openSearchIndex(config: IndexerConfig): Promise<SearchInde
     return QdrantSearchIndex.connect(config.QDRANT_URL, {
       ...(config.QDRANT_API_KEY ? { apiKey: config.QDRANT_API_KEY } : {}),
       collectionPrefix: config.QDRANT_COLLECTION_PREFIX,
+      bm25AvgDocLength: config.QDRANT_BM25_AVG_DOC_LENGTH,
     });
   }
   return new EmbeddedSearchIndex(join(config.MEMEX_DATA_DIR, 'indexer', 'index.db'));

@@ -1,5 +1,5 @@
 import { chunkId } from '@memex/runtime';
-import { chunkText, encodeDocument, type ChunkOptions } from '@memex/text';
+import { chunkText, termFrequencies, type ChunkOptions } from '@memex/text';
 import type { Embedder } from '../embedding/embedder';
 import type { IndexedChunk } from '../searchIndex/port';
 
@@ -17,11 +17,11 @@ export function chunkMemo(memoId: string, revision: number, content: string, opt
   return chunkText(content, options).map((c) => ({ chunkId: chunkId(memoId, revision, c.index), index: c.index, content: c.content, start: c.start, end: c.end }));
 }
 
-/** Dense vectors from the model, sparse BM25 weights from the analyzer. */
+/** Dense vectors from the model, term frequencies (for BM25) from the analyzer. */
 export async function embedChunks(embedder: Embedder, chunks: readonly TextChunk[]): Promise<IndexedChunk[]> {
   const dense = await embedder.embed(
     chunks.map((c) => c.content),
     'document',
   );
-  return chunks.map((c, i) => ({ chunkId: c.chunkId, index: c.index, content: c.content, dense: dense[i]!, sparse: encodeDocument(c.content) }));
+  return chunks.map((c, i) => ({ chunkId: c.chunkId, index: c.index, content: c.content, dense: dense[i]!, terms: termFrequencies(c.content) }));
 }

@@ -26,11 +26,13 @@ export async function hybridSearch(
   const query = { projectId: request.projectId, filters: request.filters, limit: k };
   // A query with no word the model knows has a zero vector: its dense ranking would be noise.
   const hasDense = vector !== undefined && vector.some((x) => x !== 0);
+  const ranking = request.ranking ?? 'hybrid';
   const [lexical, dense] = await Promise.all([
-    index.searchSparse(model, encodeQuery(request.query), query),
-    hasDense ? index.searchDense(model, vector, query) : Promise.resolve([]),
+    ranking !== 'dense' ? index.searchSparse(model, encodeQuery(request.query), query) : Promise.resolve([]),
+    hasDense && ranking !== 'lexical' ? index.searchDense(model, vector, query) : Promise.resolve([]),
   ]);
-  const hits = fuseRankings(lexical, dense, hasDense ? options.lexicalWeight : 1, request.limit);
+  const weight = ranking === 'lexical' || !hasDense ? 1 : ranking === 'dense' ? 0 : options.lexicalWeight;
+  const hits = fuseRankings(lexical, dense, weight, request.limit);
   return {
     model,
     hits: hits.map((h) => ({

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '@memex/testing';
-import { encodeDocument, encodeQuery } from '@memex/text';
+import { encodeQuery, termFrequencies } from '@memex/text';
 import { chunkId } from '@memex/runtime';
 import { searchIndexContract } from './contract';
 import { EmbeddedSearchIndex } from './embedded';
@@ -45,7 +45,7 @@ describe('embedded search index on disk', () => {
     await first.openModel('m', 4);
     await first.applyCatalog({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) });
     await first.putChunks('m', { memoId: m, projectId: p, revision: 1 }, [
-      { chunkId: chunkId(m, 1, 0), index: 0, content: 'persisted words', dense: v, sparse: encodeDocument('persisted words') },
+      { chunkId: chunkId(m, 1, 0), index: 0, content: 'persisted words', dense: v, terms: termFrequencies('persisted words') },
     ]);
     await first.close();
     const second = new EmbeddedSearchIndex(path);
@@ -67,7 +67,7 @@ describe('embedded search index on disk', () => {
     const m = randomUUID();
     await writer.applyCatalog({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) });
     await writer.putChunks('m', { memoId: m, projectId: p, revision: 1 }, [
-      { chunkId: chunkId(m, 1, 0), index: 0, content: 'shared', dense: v, sparse: encodeDocument('shared') },
+      { chunkId: chunkId(m, 1, 0), index: 0, content: 'shared', dense: v, terms: termFrequencies('shared') },
     ]);
     expect((await reader.searchDense('m', v, { projectId: p, filters: [], limit: 5 })).map((h) => h.memoId)).toEqual([m]);
     await writer.applyCatalog({ memoId: m, projectId: p, version: 2, memo: null });

@@ -1,6 +1,6 @@
 import type { MemoAttributes } from '@memex/contracts';
 import { openSqlite, type SqliteDatabase } from '@memex/runtime';
-import type { SparseVector } from '@memex/text';
+import type { EncodedDocument, SparseVector } from '@memex/text';
 import { CatalogMemory, ModelMemory, type StoredChunk } from './memory';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, IndexedChunk, SearchIndex } from './port';
 
@@ -24,7 +24,7 @@ CREATE TABLE IF NOT EXISTS chunks (
   idx        INTEGER NOT NULL,
   content    TEXT NOT NULL,
   dense      BLOB NOT NULL,
-  sparse     BLOB NOT NULL,
+  terms      BLOB NOT NULL,
   PRIMARY KEY (model, chunk_id)
 );
 CREATE INDEX IF NOT EXISTS chunks_by_memo ON chunks (memo_id, model);
@@ -47,7 +47,7 @@ interface ChunkRow {
   idx: number;
   content: string;
   dense: Buffer;
-  sparse: Buffer;
+  terms: Buffer;
 }
 
 interface CatalogRow {
@@ -70,27 +70,28 @@ function decodeDense(b: Buffer): Float32Array {
   return out;
 }
 
-/** [n: u32][indices: n × u32][values: n × f32], little-endian. */
-function encodeSparse(v: SparseVector): Buffer {
-  const n = v.indices.length;
-  const b = Buffer.alloc(4 + 8 * n);
+/** [n: u32][length: u32][term ids: n × u32][frequencies: n × u32], little-endian. */
+function encodeTerms(t: EncodedDocument): Buffer {
+  const n = t.indices.length;
+  const b = Buffer.alloc(8 + 8 * n);
   b.writeUInt32LE(n, 0);
+  b.writeUInt32LE(t.length, 4);
   for (let i = 0; i < n; i++) {
-    b.writeUInt32LE(v.indices[i]!, 4 + 4 * i);
-    b.writeFloatLE(v.values[i]!, 4 + 4 * n + 4 * i);
+    b.writeUInt32LE(t.indices[i]!, 8 + 4 * i);
+    b.writeUInt32LE(t.values[i]!, 8 + 4 * n + 4 * i);
   }
   return b;
 }
 
-function decodeSparse(b: Buffer): SparseVector {
+function decodeTerms(b: Buffer): EncodedDocument {
   const n = b.readUInt32LE(0);
   const indices: number[] = new Array(n);
   const values: number[] = new Array(n);
   for (let i = 0; i < n; i++) {
-    indices[i] = b.readUInt32LE(4 + 4 * i);
-    values[i] = b.readFloatLE(4 + 4 * n + 4 * i);
+    indices[i] = b.readUInt32LE(8 + 4 * i);
+    values[i] = b.readUInt32LE(8 + 4 * n + 4 * i);
   }
-  return { indices, values };
+  return { indices, values, length: b.readUInt32LE(4) };
 }
 
 function toEntry(row: CatalogRow): CatalogEntry {
@@ -139,8 +140,8 @@ export class EmbeddedSearchIndex implements SearchIndex {
       deleteMemoModelChunks: this.db.prepare<[string, string]>('DELETE FROM chunks WHERE memo_id = ? AND model = ?'),
       deleteModelChunks: this.db.prepare<[string]>('DELETE FROM chunks WHERE model = ?'),
       insertChunk: this.db.prepare(
-        `INSERT OR REPLACE INTO chunks (model, chunk_id, memo_id, project_id, revision, idx, content, dense, sparse)
-         VALUES (@model, @chunk_id, @memo_id, @project_id, @revision, @idx, @content, @dense, @sparse)`,
+        `INSERT OR REPLACE INTO chunks (model, chunk_id, memo_id, project_id, revision, idx, content, dense, terms)
+         VALUES (@model, @chunk_id, @memo_id, @project_id, @revision, @idx, @content, @dense, @terms)`,
       ),
       logChange: this.db.prepare<[string, string | null, number]>('INSERT INTO changes (memo_id, model, at) VALUES (?, ?, ?)'),
       changesSince: this.db.prepare<[number], { seq: number; memo_id: string; model: string | null }>(
@@ -267,7 +268,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
           idx: c.index,
           content: c.content,
           dense: encodeDense(c.dense),
-          sparse: encodeSparse(c.sparse),
+          terms: encodeTerms(c.terms),
         });
       }
       this.stmts.logChange.run(memo.memoId, model, Date.now());
@@ -324,6 +325,6 @@ function toStoredChunk(row: ChunkRow): StoredChunk {
     revision: row.revision,
     index: row.idx,
     content: row.content,
-    sparse: decodeSparse(row.sparse),
+    terms: decodeTerms(row.terms),
   };
 }

@@ -3,7 +3,7 @@
  * inverted index. Searches are exact scans over the chunks of the memos the filters allow.
  */
 import { matchesFilters, type Filter, type FilterableMemo, type MemoAttributes } from '@memex/contracts';
-import { idf, type SparseVector } from '@memex/text';
+import { DEFAULT_BM25_OPTIONS, idf, type EncodedDocument, type SparseVector } from '@memex/text';
 import type { CatalogEntry, ChunkCandidate } from './port';
 import { TopK } from './topK';
 
@@ -14,12 +14,14 @@ export interface StoredChunk {
   revision: number;
   index: number;
   content: string;
-  sparse: SparseVector;
+  /** Term frequencies and length in terms, for BM25. */
+  terms: EncodedDocument;
 }
 
 interface Postings {
   slots: number[];
-  weights: number[];
+  /** The term's frequency in each slot's chunk. */
+  tfs: number[];
 }
 
 function filterable(memo: MemoAttributes): FilterableMemo {
@@ -91,6 +93,8 @@ export class ModelMemory {
   private readonly df = new Map<number, number>();
   private liveCount = 0;
   private deadCount = 0;
+  /** Sum of the live chunks' lengths in terms: BM25's average length is this over `liveCount`. */
+  private totalLength = 0;
 
   constructor(readonly dimension: number, initialCapacity = 1024) {
     this.vectors = new Float32Array(initialCapacity * dimension);
@@ -120,19 +124,20 @@ export class ModelMemory {
       terms = new Map();
       this.postings.set(chunk.projectId, terms);
     }
-    const { indices, values } = chunk.sparse;
+    const { indices, values } = chunk.terms;
     for (let i = 0; i < indices.length; i++) {
       const term = indices[i]!;
       let p = terms.get(term);
       if (!p) {
-        p = { slots: [], weights: [] };
+        p = { slots: [], tfs: [] };
         terms.set(term, p);
       }
       p.slots.push(slot);
-      p.weights.push(values[i]!);
+      p.tfs.push(values[i]!);
       this.df.set(term, (this.df.get(term) ?? 0) + 1);
     }
     this.liveCount += 1;
+    this.totalLength += chunk.terms.length;
   }
 
   removeMemo(memoId: string): void {
@@ -141,7 +146,8 @@ export class ModelMemory {
     for (const slot of list) {
       const chunk = this.slots[slot];
       if (!chunk) continue;
-      for (const term of chunk.sparse.indices) {
+      this.totalLength -= chunk.terms.length;
+      for (const term of chunk.terms.indices) {
         const n = (this.df.get(term) ?? 1) - 1;
         if (n <= 0) this.df.delete(term);
         else this.df.set(term, n);
@@ -166,6 +172,7 @@ export class ModelMemory {
     this.df.clear();
     this.liveCount = 0;
     this.deadCount = 0;
+    this.totalLength = 0;
     this.vectors = new Float32Array(Math.max(1024, live.length * 2) * this.dimension);
     for (const { chunk, dense } of live) this.add(chunk, dense);
   }
@@ -214,6 +221,9 @@ export class ModelMemory {
   ): ChunkCandidate[] {
     const terms = this.postings.get(projectId);
     if (!terms) return [];
+    // BM25 with the collection's live average length: tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl)).
+    const { k1, b } = DEFAULT_BM25_OPTIONS;
+    const avgdl = this.liveCount > 0 ? Math.max(1, this.totalLength / this.liveCount) : 1;
     const scores = new Map<number, number>();
     for (let i = 0; i < query.indices.length; i++) {
       const term = query.indices[i]!;
@@ -221,12 +231,14 @@ export class ModelMemory {
       const df = this.df.get(term);
       if (!postings || !df) continue;
       const weight = idf(this.liveCount, df) * query.values[i]!;
-      const { slots, weights } = postings;
+      const { slots, tfs } = postings;
       for (let j = 0; j < slots.length; j++) {
         const slot = slots[j]!;
         const chunk = this.slots[slot];
         if (!chunk || eligible.get(chunk.memoId) !== chunk.revision) continue;
-        scores.set(slot, (scores.get(slot) ?? 0) + weight * weights[j]!);
+        const tf = tfs[j]!;
+        const bm25 = (tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * chunk.terms.length) / avgdl));
+        scores.set(slot, (scores.get(slot) ?? 0) + weight * bm25);
       }
     }
     const top = new TopK<number>(limit);

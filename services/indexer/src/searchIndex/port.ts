@@ -1,5 +1,5 @@
 import type { Filter, MemoAttributes } from '@memex/contracts';
-import type { SparseVector } from '@memex/text';
+import type { EncodedDocument, SparseVector } from '@memex/text';
 
 /** What a memo event says about a memo's filterable attributes, at a stream version. */
 export interface CatalogUpdate {
@@ -26,8 +26,12 @@ export interface IndexedChunk {
   content: string;
   /** L2-normalised dense vector of the model's dimension. */
   dense: Float32Array;
-  /** BM25 document-side weights (IDF is applied by the index at query time). */
-  sparse: SparseVector;
+  /**
+   * The chunk's analyzed terms with their frequencies and its length in terms (`termFrequencies`).
+   * Each index turns them into BM25: the embedded one at query time with the live average length,
+   * Qdrant at write time with a configured one.
+   */
+  terms: EncodedDocument;
 }
 
 export interface CandidateQuery {
@@ -44,7 +48,7 @@ export interface ChunkCandidate {
   content: string;
   memoTitle: string;
   memoSummary: string;
-  /** Dense: cosine similarity. Sparse: BM25 score (sum over query terms of idf × stored weight). */
+  /** Dense: cosine similarity. Sparse: BM25 score (sum over query terms of idf × document weight). */
   score: number;
 }
 

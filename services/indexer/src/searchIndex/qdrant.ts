@@ -31,7 +31,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import type { MemoAttributes } from '@memex/contracts';
-import type { SparseVector } from '@memex/text';
+import { DEFAULT_BM25_OPTIONS, weighDocument, type EncodedDocument, type SparseVector } from '@memex/text';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, IndexedChunk, SearchIndex } from './port';
 import {
   FILTER_KEYWORD_FIELDS,
@@ -49,9 +49,20 @@ export const MIN_QDRANT_VERSION = '1.16.0';
 export interface QdrantSearchIndexOptions {
   /** Prefix of every collection this index owns ([A-Za-z0-9_-]). Default `memex`. */
   collectionPrefix?: string;
+  /**
+   * The average chunk length (in analyzed terms) BM25 weights are computed with. Qdrant stores the
+   * weights, so unlike the embedded index it cannot use the live average. Default 100.
+   */
+  bm25AvgDocLength?: number;
 }
 
 const DENSE = 'dense';
+
+/** BM25 document weights for Qdrant's sparse vector (it applies IDF itself: `modifier: idf`). */
+function sparseWeights(terms: EncodedDocument, avgDocLength: number): { indices: number[]; values: number[] } {
+  const { indices, values } = weighDocument(terms, { avgDocLength });
+  return { indices, values };
+}
 const SPARSE = 'bm25';
 const UPSERT_BATCH = 256;
 const SCROLL_PAGE = 1_000;
@@ -108,6 +119,7 @@ export class QdrantSearchIndex implements SearchIndex {
   readonly kind = 'qdrant' as const;
   private readonly prefix: string;
   private readonly catalogName: string;
+  private readonly bm25AvgDocLength: number;
   private catalogReady: Promise<void> | undefined;
   /** model → its chunk collection, as opened or found. */
   private readonly collections = new Map<string, string>();
@@ -117,6 +129,7 @@ export class QdrantSearchIndex implements SearchIndex {
     options: QdrantSearchIndexOptions = {},
   ) {
     this.prefix = options.collectionPrefix ?? 'memex';
+    this.bm25AvgDocLength = options.bm25AvgDocLength ?? DEFAULT_BM25_OPTIONS.avgDocLength;
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(this.prefix)) {
       throw new Error(`collection prefix must be 1-64 characters of [A-Za-z0-9_-], got '${this.prefix}'`);
     }
@@ -124,13 +137,13 @@ export class QdrantSearchIndex implements SearchIndex {
   }
 
   /** Connects to a Qdrant server and checks it is recent enough. */
-  static async connect(url: string, options: { apiKey?: string; collectionPrefix?: string } = {}): Promise<QdrantSearchIndex> {
+  static async connect(url: string, options: QdrantSearchIndexOptions & { apiKey?: string } = {}): Promise<QdrantSearchIndex> {
     const client = new QdrantClient({ url, apiKey: options.apiKey, checkCompatibility: false });
     const { version } = await client.versionInfo();
     if (compareVersions(version, MIN_QDRANT_VERSION) < 0) {
       throw new Error(`Qdrant at ${url} is ${version}; the search index needs ${MIN_QDRANT_VERSION} or newer (conditional upserts)`);
     }
-    return new QdrantSearchIndex(client, { collectionPrefix: options.collectionPrefix ?? 'memex' });
+    return new QdrantSearchIndex(client, options);
   }
 
   // ---- collections ----
@@ -365,7 +378,10 @@ export class QdrantSearchIndex implements SearchIndex {
         wait: true,
         points: chunks.slice(i, i + UPSERT_BATCH).map((c) => ({
           id: c.chunkId,
-          vector: c.sparse.indices.length > 0 ? { [DENSE]: Array.from(c.dense), [SPARSE]: c.sparse } : { [DENSE]: Array.from(c.dense) },
+          vector:
+            c.terms.indices.length > 0
+              ? { [DENSE]: Array.from(c.dense), [SPARSE]: sparseWeights(c.terms, this.bm25AvgDocLength) }
+              : { [DENSE]: Array.from(c.dense) },
           // Hidden until synced from the catalog below (or by the catalog update still to come).
           payload: {
             projectId: memo.projectId,

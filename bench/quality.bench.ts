@@ -1,0 +1,91 @@
+/**
+ * Retrieval quality: nDCG@10 and Recall@10 on ../shared/eval/{cranfield,vaswani}, with every document
+ * stored as a memo and every query sent through the real API (`chunk_vector_search` over HTTPS on the
+ * stack as `pnpm start` runs it). Beside it, from the same running indexer: BM25 alone, dense alone,
+ * and two other fusions of those same candidate lists (min-max 0.7/0.3, reciprocal rank).
+ * A document ranks at its best chunk.
+ *
+ *   tsx bench/quality.bench.ts [--collections cranfield,vaswani]
+ */
+import { parseArgs } from 'node:util';
+import { Subjects, type IndexSearchReply, type IndexSearchRequest, type Memo, type SearchResultItem } from '@memex/contracts';
+import { connectNats, query } from '@memex/runtime';
+import { fuseScores, reciprocalRankFusion } from '@memex/text';
+import { httpsJson } from '../test/support/https';
+import { runTs } from '../test/support/processes';
+import { startProcessStack } from '../test/support/processStack';
+import { docRanking, loadCollection, mean, ndcgAt, recallAt } from './support/eval';
+import { pool, printTable } from './support/stats';
+
+const { values } = parseArgs({ options: { collections: { type: 'string', default: 'cranfield,vaswani' } } });
+const CANDIDATES = 100;
+
+const stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0' });
+const nc = await connectNats({ url: stack.natsUrl, name: 'quality-bench' });
+try {
+  for (const name of values.collections.split(',')) {
+    const collection = loadCollection(name);
+    const project = await runTs('packages/cli/src/main.ts', ['project', 'create', '--name', name, '--json'], stack.env);
+    const { api_key: key, project_id: projectId } = JSON.parse(project.stdout.trim()) as { api_key: string; project_id: string };
+    const call = <T>(method: string, url: string, body?: unknown) =>
+      httpsJson<T>(method, `${stack.base}${url}`, { key, agent: stack.agent, ...(body === undefined ? {} : { body }) });
+
+    const started = Date.now();
+    const docs = collection.docs.filter((d) => (d.text.trim() || d.title.trim()) !== '');
+    const docOfMemo = new Map<string, string>();
+    const ids = await pool(
+      docs.map((d) => async () => {
+        const res = await call<{ memo_uuid: string }>('POST', '/api/v1/memo', {
+          title: (d.title || `Document ${d.id}`).slice(0, 255),
+          content: d.text.trim() || d.title,
+          reference_id: d.id,
+        });
+        if (res.status !== 200) throw new Error(`POST ${d.id}: ${res.status} ${res.text}`);
+        docOfMemo.set(res.body.memo_uuid, d.id);
+        return res.body.memo_uuid;
+      }),
+      32,
+    );
+    for (const id of ids) {
+      for (;;) {
+        const res = await call<Memo>('GET', `/api/v1/memo/${id}`);
+        if (res.status === 200 && !res.body.pending) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    const ingestSeconds = (Date.now() - started) / 1000;
+
+    const runs = new Map<string, { ndcg: number[]; recall: number[] }>();
+    const add = (run: string, ranked: string[], relevant: Map<string, number>) => {
+      if (!runs.has(run)) runs.set(run, { ndcg: [], recall: [] });
+      runs.get(run)!.ndcg.push(ndcgAt(ranked, relevant));
+      runs.get(run)!.recall.push(recallAt(ranked, relevant));
+    };
+    const searchStarted = Date.now();
+    for (const q of collection.queries) {
+      const relevant = collection.qrels.get(q.id)!;
+      const api = await call<{ results: SearchResultItem[] }>('POST', '/api/v1/search', { query: q.text, search_method: 'chunk_vector_search', limit: 50 });
+      if (api.status !== 200) throw new Error(`search: ${api.status} ${api.text}`);
+      add('fused (the API default)', docRanking(api.body.results, (h) => docOfMemo.get(h.memo_uuid)), relevant);
+
+      const one = (ranking: 'lexical' | 'dense') =>
+        query<IndexSearchRequest, IndexSearchReply>(nc, Subjects.query.indexSearch, { projectId, query: q.text, filters: [], limit: CANDIDATES, ranking });
+      const [lexical, dense] = await Promise.all([one('lexical'), one('dense')]);
+      add('BM25 alone', docRanking(lexical.hits, (h) => docOfMemo.get(h.memoId)), relevant);
+      add('dense alone', docRanking(dense.hits, (h) => docOfMemo.get(h.memoId)), relevant);
+      const lists = [lexical, dense].map((r) => r.hits.map((h) => ({ id: h.chunkId, score: 1 - h.distance })));
+      const memoOfChunk = new Map([...lexical.hits, ...dense.hits].map((h) => [h.chunkId, h.memoId]));
+      const byChunk = (items: { id: string }[]) => docRanking(items, (i) => docOfMemo.get(memoOfChunk.get(i.id)!));
+      add('min-max 0.7/0.3 (alternative)', byChunk(fuseScores(lists, [0.7, 0.3])), relevant);
+      add('reciprocal rank, k 60 (alternative)', byChunk(reciprocalRankFusion(lists.map((l) => l.map((i) => ({ id: i.id }))), 60)), relevant);
+    }
+    const searchSeconds = (Date.now() - searchStarted) / 1000;
+    printTable(
+      `${name}: ${docs.length} documents, ${collection.queries.length} queries (ingested in ${ingestSeconds.toFixed(1)} s; searches ${searchSeconds.toFixed(1)} s)`,
+      [...runs].map(([run, r]) => [run, `nDCG@10 ${mean(r.ndcg).toFixed(3)}   Recall@10 ${mean(r.recall).toFixed(3)}`]),
+    );
+  }
+} finally {
+  await nc.close();
+  await stack.stop();
+}

@@ -1,0 +1,216 @@
+import {
+  MemexError,
+  type AgentChatReply,
+  type AgentChatRequest,
+  type AgentGenerateReply,
+  type AgentGenerateRequest,
+  type Chat,
+  type ChatGetRequest,
+  type ChatListReply,
+  type ChatListRequest,
+  type IntermediateStep,
+} from '@memex/contracts';
+import { uuidV7, type Logger } from '@memex/runtime';
+import { truncateAtWord } from '@memex/text';
+import { ChatVersionConflictError, type ChatEvent, type ChatStore } from '../chats/port';
+import type { HistoryTurn, LlmProvider, Passage, TokenSink } from '../llm/port';
+import { citationsFrom } from './citations';
+import type { Retriever, RetrievalScope } from './retrieval';
+
+/** Longest chat title (the first user message, shortened at a word). */
+const TITLE_CHARS = 200;
+/** History turns given to the model: the most recent ones. */
+const HISTORY_TURNS = 20;
+
+export interface PreparedChat {
+  request: AgentChatRequest;
+  chatId: string;
+  version: number;
+  history: HistoryTurn[];
+}
+
+export interface ConversationDeps {
+  llm: LlmProvider;
+  chats: ChatStore;
+  retriever: Retriever;
+  clock: () => Date;
+  logger: Logger;
+}
+
+/** Wraps what went wrong while answering in the spec's `Agent error: <details>`. */
+export function agentError(error: unknown): MemexError {
+  if (error instanceof MemexError && error.code === 'AgentError') return error;
+  const detail =
+    error instanceof MemexError
+      ? error.code === 'ServiceUnavailable' || error.code === 'Timeout'
+        ? `search is unavailable (${error.message})`
+        : error.message
+      : String((error as Error)?.message ?? error);
+  return new MemexError('AgentError', detail.slice(0, 500), { cause: error });
+}
+
+/**
+ * Chat and generate: retrieve within the caller's project and filters, let the LLM answer (it may
+ * search again, through the same fixed scope), cite, and keep the chat.
+ */
+export class Conversations {
+  constructor(private readonly deps: ConversationDeps) {}
+
+  /** Checks what must hold before any token is sent: a continued chat exists in this project. */
+  async prepareChat(request: AgentChatRequest): Promise<PreparedChat> {
+    if (!request.chatId) return { request, chatId: uuidV7(), version: 0, history: [] };
+    const loaded = await this.deps.chats.load(request.chatId);
+    if (!loaded || loaded.record.projectId !== request.projectId) throw new MemexError('ChatNotFound');
+    const history: HistoryTurn[] = [];
+    for (const e of loaded.events) if (e.type === 'MessageAdded') history.push({ role: e.data.sentBy, content: e.data.content });
+    return { request, chatId: request.chatId, version: loaded.record.version, history: history.slice(-HISTORY_TURNS) };
+  }
+
+  private async retrieve(scope: RetrievalScope, text: string, fallback: string | undefined) {
+    const first = await this.deps.retriever.search(scope, text, 1);
+    if (first.passages.length > 0 || !fallback) return first;
+    // A follow-up like "and what did it cost?" finds more with the previous question beside it.
+    return this.deps.retriever.search(scope, `${fallback} ${text}`, 1);
+  }
+
+  private scoped(scope: RetrievalScope, seen: Passage[], steps: IntermediateStep[]) {
+    return async (text: string): Promise<Passage[]> => {
+      const { passages, step } = await this.deps.retriever.search(scope, text, seen.length + 1);
+      seen.push(...passages);
+      steps.push(step);
+      return passages;
+    };
+  }
+
+  async runChat(prepared: PreparedChat, onToken: TokenSink, signal: AbortSignal): Promise<AgentChatReply> {
+    const { request, chatId, history } = prepared;
+    const scope: RetrievalScope = { projectId: request.projectId, filters: request.filters };
+    const lastQuestion = [...history].reverse().find((h) => h.role === 'user')?.content;
+    let found;
+    try {
+      found = await this.retrieve(scope, request.query, lastQuestion);
+    } catch (error) {
+      throw agentError(error);
+    }
+    const seen = [...found.passages];
+    const extraSteps: IntermediateStep[] = [];
+    let result;
+    try {
+      result = await this.deps.llm.answer(
+        {
+          kind: 'chat',
+          input: request.query,
+          ...(request.systemPrompt !== undefined ? { systemPrompt: request.systemPrompt } : {}),
+          history,
+          passages: found.passages,
+          search: this.scoped(scope, seen, extraSteps),
+        },
+        onToken,
+        signal,
+      );
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      throw agentError(error);
+    }
+    const citations = citationsFrom(result.text, seen);
+    const steps = [found.step, ...extraSteps];
+    await this.record(prepared, result.text, citations, steps);
+    return { chatId, response: result.text, intermediateSteps: steps, citations };
+  }
+
+  /** Appends the question and the answer; a concurrent turn on the same chat just moves us after it. */
+  private async record(prepared: PreparedChat, answer: string, citations: AgentChatReply['citations'], steps: IntermediateStep[]) {
+    const { request, chatId } = prepared;
+    const at = this.deps.clock().toISOString();
+    const answeredAt = new Date(Math.max(Date.parse(at) + 1, this.deps.clock().getTime())).toISOString();
+    let version = prepared.version;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const events: ChatEvent[] = [];
+      if (version === 0) {
+        events.push({ type: 'ChatStarted', data: { chatId, projectId: request.projectId, title: truncateAtWord(request.query.trim(), TITLE_CHARS), at } });
+      }
+      events.push(
+        {
+          type: 'MessageAdded',
+          data: { messageId: uuidV7(), sentBy: 'user', content: request.query, clientSystemPrompt: request.systemPrompt ?? null, at },
+        },
+        {
+          type: 'MessageAdded',
+          data: { messageId: uuidV7(), sentBy: 'model', content: answer, clientSystemPrompt: null, at: answeredAt, citations, intermediateSteps: steps },
+        },
+      );
+      try {
+        await this.deps.chats.append(chatId, request.projectId, events, version);
+        return;
+      } catch (error) {
+        if (!(error instanceof ChatVersionConflictError)) throw error;
+        const loaded = await this.deps.chats.load(chatId);
+        if (!loaded || loaded.record.projectId !== request.projectId) throw new MemexError('ChatNotFound');
+        version = loaded.record.version;
+      }
+    }
+    throw new Error(`could not record chat ${chatId}: too many concurrent turns`);
+  }
+
+  async runGenerate(request: AgentGenerateRequest, onToken: TokenSink, signal: AbortSignal): Promise<AgentGenerateReply> {
+    const scope: RetrievalScope = { projectId: request.projectId, filters: request.filters };
+    let found;
+    try {
+      found = await this.deps.retriever.search(scope, request.prompt, 1);
+    } catch (error) {
+      throw agentError(error);
+    }
+    const seen = [...found.passages];
+    const extraSteps: IntermediateStep[] = [];
+    let result;
+    try {
+      result = await this.deps.llm.answer(
+        {
+          kind: 'generate',
+          input: request.prompt,
+          ...(request.rules !== undefined ? { rules: request.rules } : {}),
+          history: [],
+          passages: found.passages,
+          search: this.scoped(scope, seen, extraSteps),
+        },
+        onToken,
+        signal,
+      );
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      throw agentError(error);
+    }
+    return { response: result.text, intermediateSteps: [found.step, ...extraSteps], citations: citationsFrom(result.text, seen) };
+  }
+
+  async listChats(request: ChatListRequest): Promise<ChatListReply> {
+    const { chats, count } = await this.deps.chats.list(request.projectId, { page: request.page, pageSize: request.pageSize });
+    return {
+      results: chats.map((c) => ({
+        uuid: c.chatId,
+        created_at: c.createdAt,
+        title: c.title,
+        message_count: c.messageCount,
+        last_message_at: c.lastMessageAt,
+      })),
+      count,
+      page: request.page,
+      page_size: request.pageSize,
+      total_pages: Math.ceil(count / request.pageSize),
+    };
+  }
+
+  async getChat(request: ChatGetRequest): Promise<Chat> {
+    const loaded = await this.deps.chats.load(request.chatId);
+    if (!loaded || loaded.record.projectId !== request.projectId) throw new MemexError('ChatNotFound');
+    return {
+      uuid: loaded.record.chatId,
+      created_at: loaded.record.createdAt,
+      messages: loaded.events.flatMap((e) =>
+        e.type === 'MessageAdded'
+          ? [{ uuid: e.data.messageId, content: e.data.content, sent_by: e.data.sentBy, sent_at: e.data.at, client_system_prompt: e.data.clientSystemPrompt }]
+          : [],
+      ),
+    };
+  }
+}

@@ -1,0 +1,33 @@
+import { join } from 'node:path';
+import type { AgentConfig } from './config';
+import type { ChatStore } from './chats/port';
+import { SqliteChatStore } from './chats/sqlite';
+import type { LlmProvider } from './llm/port';
+import { ExtractiveProvider } from './llm/extractive';
+
+/** MongoDB when MONGODB_URL is set; otherwise a SQLite file in the data directory. */
+export async function openChatStore(config: AgentConfig): Promise<{ chats: ChatStore; close(): Promise<void> }> {
+  if (config.MONGODB_URL) {
+    const { MongoClient } = await import('mongodb');
+    const { MongoChatStore } = await import('./chats/mongodb');
+    const client = await new MongoClient(config.MONGODB_URL, { writeConcern: { w: 'majority' }, readConcern: { level: 'majority' } }).connect();
+    const chats = new MongoChatStore(client.db(config.MONGODB_DB));
+    await chats.ready();
+    return { chats, close: () => client.close() };
+  }
+  const chats = new SqliteChatStore(join(config.MEMEX_DATA_DIR, 'agent', 'agent.db'));
+  return { chats, close: () => chats.close() };
+}
+
+/** Ollama when OLLAMA_HOST is set; otherwise the built-in extractive provider. */
+export async function openLlm(config: AgentConfig): Promise<LlmProvider> {
+  if (!config.OLLAMA_HOST) return new ExtractiveProvider();
+  const { OllamaProvider } = await import('./llm/ollama');
+  return new OllamaProvider({
+    host: config.OLLAMA_HOST,
+    model: config.OLLAMA_MODEL,
+    numCtx: config.OLLAMA_NUM_CTX,
+    timeoutMs: config.OLLAMA_TIMEOUT_MS,
+    maxToolCalls: config.OLLAMA_MAX_TOOL_CALLS,
+  });
+}

@@ -1,0 +1,247 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  Chat,
+  ChatBody,
+  ChatListQuery,
+  ChatListResponse,
+  ChatParams,
+  ChatResponse,
+  ErrorResponse,
+  GenerateBody,
+  GenerateResponse,
+  MemexError,
+  Subjects,
+  errorText,
+  isUuid,
+  parseChatBody,
+  parseChatListQuery,
+  parseGenerateBody,
+  type AgentChatReply,
+  type AgentChatRequest,
+  type AgentGenerateReply,
+  type AgentGenerateRequest,
+  type ChatGetRequest,
+  type ChatListRequest,
+  type StreamAccepted,
+  type StreamEvent,
+} from '@memex/contracts';
+import { TokenStreamReader, query } from '@memex/runtime';
+import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
+
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse, 500: ErrorResponse };
+
+/** Sent as an SSE comment while the model is quiet, so proxies keep the connection. */
+const SSE_KEEPALIVE_MS = 15_000;
+
+type AgentReply = AgentChatReply | AgentGenerateReply;
+
+/**
+ * Starts an answer on the agent and follows its token stream. The reader subscribes before the
+ * request goes out, so no token is missed; the agent's immediate reply carries the errors that
+ * decide the status (an unknown chat is 404) before any byte of a stream is written.
+ */
+async function startAnswer(deps: GatewayDeps, subject: string, body: AgentChatRequest | AgentGenerateRequest, requestId: string) {
+  const streamId = randomUUID();
+  const reader = new TokenStreamReader(deps.nc, streamId);
+  try {
+    const accepted = await query<unknown, StreamAccepted>(deps.nc, subject, { ...body, streamId }, {
+      requestId,
+      timeoutMs: deps.config.MEMEX_QUERY_TIMEOUT_MS,
+    });
+    return { reader, accepted };
+  } catch (error) {
+    reader.close();
+    throw error;
+  }
+}
+
+/** Collects the whole answer for a non-streamed request; a client that leaves cancels the work. */
+async function collect(request: FastifyRequest, reader: TokenStreamReader, timeoutMs: number): Promise<AgentReply> {
+  const onClose = () => reader.cancel('client disconnected');
+  request.raw.socket.once('close', onClose);
+  const timer = setTimeout(() => reader.cancel('timed out'), timeoutMs);
+  try {
+    for await (const message of reader) {
+      if (message.kind === 'end') return message.reply;
+      if (message.kind === 'fail') throw MemexError.fromWire(message.error);
+    }
+    throw new MemexError('AgentError', 'the answer stopped before it was complete');
+  } finally {
+    clearTimeout(timer);
+    request.raw.socket.off('close', onClose);
+  }
+}
+
+/**
+ * Streams an answer as Server-Sent Events: `: ping` first, `token` events, a `citations` event,
+ * then `done` (with `chat_id` for chat). A failure mid-stream is an `error` event followed by
+ * `done`. Writes wait for the socket to drain before the next message is taken, so a slow reader
+ * slows the model instead of filling memory; a client that goes away cancels the model's work.
+ */
+async function sse(request: FastifyRequest, reply: FastifyReply, reader: TokenStreamReader, timeoutMs: number, chatId?: string): Promise<void> {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    'x-request-id': request.id,
+  });
+  let closed = false;
+  const onClose = () => {
+    closed = true;
+    reader.cancel('client disconnected');
+  };
+  res.once('close', onClose);
+  const write = async (chunk: string) => {
+    if (closed) return;
+    if (!res.write(chunk)) await new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.once('drain', done);
+      res.once('close', done);
+    });
+  };
+  const event = (data: StreamEvent) => write(`data: ${JSON.stringify(data)}\n\n`);
+  const keepalive = setInterval(() => void write(': ping\n\n'), SSE_KEEPALIVE_MS);
+  const timer = setTimeout(() => reader.cancel('timed out'), timeoutMs);
+  try {
+    await write(': ping\n\n');
+    for await (const message of reader) {
+      if (message.kind === 'token') await event({ type: 'token', content: message.content });
+      else if (message.kind === 'citations') await event({ type: 'citations', citations: message.citations });
+      else if (message.kind === 'end') break;
+      else if (message.kind === 'fail') {
+        await event({ type: 'error', content: MemexError.fromWire(message.error).message });
+        break;
+      }
+    }
+  } catch (error) {
+    if (!closed) {
+      request.log.warn({ err: error }, 'stream failed');
+      await event({ type: 'error', content: error instanceof MemexError && error.code === 'AgentError' ? error.message : errorText('AgentError', 'the answer stream broke off') });
+    }
+  } finally {
+    clearInterval(keepalive);
+    clearTimeout(timer);
+  }
+  if (!closed) {
+    await event(chatId ? { type: 'done', chat_id: chatId } : { type: 'done' });
+    res.off('close', onClose);
+    res.end();
+  }
+}
+
+export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
+  const timeoutMs = deps.config.MEMEX_AGENT_TIMEOUT_MS;
+
+  app.post(
+    '/api/v1/chat',
+    {
+      schema: {
+        summary: 'Ask the agent',
+        description:
+          'Retrieves context from the project (within `filters`), answers with [n] citations, and keeps the chat. ' +
+          '`chat_id` continues a chat. With `stream: true` the answer comes as Server-Sent Events: `: ping`, ' +
+          '`{"type":"token","content"}`…, `{"type":"citations","citations"}`, `{"type":"done","chat_id"}`; a failure ' +
+          'mid-stream is `{"type":"error","content"}` then done.',
+        tags: ['agent'],
+        body: ChatBody,
+        response: { 200: ChatResponse, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const ctx = requestContext(deps, request, reply, requestedProject(request.body));
+      const input = parseChatBody(request.body);
+      const body: AgentChatRequest = {
+        projectId: ctx.projectId,
+        query: input.query,
+        filters: input.filters,
+        ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
+        ...(input.chatId !== undefined ? { chatId: input.chatId } : {}),
+      };
+      const { reader, accepted } = await startAnswer(deps, Subjects.query.agentChat, body, ctx.requestId);
+      if (input.stream) {
+        // The agent names the chat when it accepts; the done event carries the id.
+        await sse(request, reply, reader, timeoutMs, accepted.chatId);
+        return reply;
+      }
+      const answer = (await collect(request, reader, timeoutMs)) as AgentChatReply;
+      return { ok: true, response: answer.response, intermediate_steps: answer.intermediateSteps, chat_id: answer.chatId, citations: answer.citations };
+    },
+  );
+
+  app.post(
+    '/api/v1/generate',
+    {
+      schema: {
+        summary: 'Generate a document',
+        description:
+          'Retrieves context for the prompt (within `filters`) and writes a Markdown document following `rules`, ' +
+          'citing its sources as [n] (listed in `citations`). `stream: true` streams it like chat.',
+        tags: ['agent'],
+        body: GenerateBody,
+        response: { 200: GenerateResponse, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const ctx = requestContext(deps, request, reply, requestedProject(request.body));
+      const input = parseGenerateBody(request.body);
+      const body: AgentGenerateRequest = {
+        projectId: ctx.projectId,
+        prompt: input.prompt,
+        filters: input.filters,
+        ...(input.rules !== undefined ? { rules: input.rules } : {}),
+      };
+      const { reader } = await startAnswer(deps, Subjects.query.agentGenerate, body, ctx.requestId);
+      if (input.stream) {
+        await sse(request, reply, reader, timeoutMs);
+        return reply;
+      }
+      const answer = await collect(request, reader, timeoutMs);
+      return { ok: true, response: answer.response, intermediate_steps: answer.intermediateSteps, citations: answer.citations };
+    },
+  );
+
+  app.get(
+    '/api/v1/chat',
+    {
+      schema: {
+        summary: 'List chats',
+        description: 'Newest first. `page` from 1; `page_size` 1–100 (default 20).',
+        tags: ['agent'],
+        querystring: ChatListQuery,
+        response: { 200: ChatListResponse, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const ctx = requestContext(deps, request, reply, requestedProject(request.query));
+      const page = parseChatListQuery(request.query as Record<string, unknown>);
+      return query<ChatListRequest, ChatListResponse>(deps.nc, Subjects.query.agentChatList, { projectId: ctx.projectId, ...page }, {
+        requestId: ctx.requestId,
+        timeoutMs: deps.config.MEMEX_QUERY_TIMEOUT_MS,
+      });
+    },
+  );
+
+  app.get(
+    '/api/v1/chat/:chat_uuid',
+    {
+      schema: { summary: 'Read a chat', description: 'Its messages in order.', tags: ['agent'], params: ChatParams, response: { 200: Chat, ...errors } },
+    },
+    async (request, reply) => {
+      const ctx = requestContext(deps, request, reply, requestedProject(request.query));
+      const chatId = (request.params as { chat_uuid: string }).chat_uuid;
+      if (!isUuid(chatId)) throw new MemexError('ChatNotFound');
+      return query<ChatGetRequest, Chat>(deps.nc, Subjects.query.agentChatGet, { projectId: ctx.projectId, chatId: chatId.toLowerCase() }, {
+        requestId: ctx.requestId,
+        timeoutMs: deps.config.MEMEX_QUERY_TIMEOUT_MS,
+      });
+    },
+  );
+}

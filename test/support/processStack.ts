@@ -1,0 +1,75 @@
+/**
+ * The stack as `pnpm start` runs it (separate processes, its own nats-server), for end-to-end tests
+ * and benchmarks: started on free ports in a temporary data directory, with a project and key.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { Agent } from 'node:https';
+import { join } from 'node:path';
+import { eventually, freePort, tempDir } from '@memex/testing';
+import { exited, runTs, spawnTs } from './processes';
+
+export interface ProcessStack {
+  base: string;
+  port: number;
+  natsPort: number;
+  natsUrl: string;
+  dataDir: string;
+  ca: Buffer;
+  key: string;
+  projectId: string;
+  env: Record<string, string>;
+  /** A keep-alive HTTPS agent trusting the stack's certificate. */
+  agent: Agent;
+  process: ChildProcess;
+  output(): string;
+  stop(): Promise<number | null>;
+}
+
+export async function startProcessStack(env: Record<string, string> = {}, args: string[] = []): Promise<ProcessStack> {
+  const dir = tempDir('memex-stack-');
+  const port = await freePort();
+  const natsPort = await freePort();
+  const natsUrl = `nats://127.0.0.1:${natsPort}`;
+  const fullEnv = { MEMEX_PORT: String(port), MEMEX_DATA_DIR: dir.path, NATS_URL: natsUrl, LOG_LEVEL: 'warn', ...env };
+  const child = spawnTs('scripts/start.ts', args, fullEnv);
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  try {
+    await eventually(() => output.includes('[memex] ready'), 120_000, 200);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new Error(`stack did not become ready: ${(error as Error).message}\n${output}`);
+  }
+  const created = await runTs('packages/cli/src/main.ts', ['project', 'create', '--name', 'stack', '--json'], fullEnv);
+  if (created.code !== 0) throw new Error(`memex project create failed: ${created.stderr}`);
+  const { api_key: key, project_id: projectId } = JSON.parse(created.stdout.trim()) as { api_key: string; project_id: string };
+  const ca = readFileSync(join(dir.path, 'tls', 'cert.pem'));
+  const agent = new Agent({ keepAlive: true, ca, maxSockets: 256 });
+  return {
+    base: `https://localhost:${port}`,
+    port,
+    natsPort,
+    natsUrl,
+    dataDir: dir.path,
+    ca,
+    key,
+    projectId,
+    env: fullEnv,
+    agent,
+    process: child,
+    output: () => output,
+    async stop() {
+      agent.destroy();
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+      const code = await Promise.race([exited(child), new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 20_000))]);
+      if (code === 'timeout') {
+        child.kill('SIGKILL');
+        await exited(child);
+      }
+      dir.remove();
+      return code === 'timeout' ? null : code;
+    },
+  };
+}
