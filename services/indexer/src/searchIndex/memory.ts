@@ -87,17 +87,25 @@ export class CatalogMemory {
 /** One model's chunks: vectors in one growable Float32Array, postings per project and term. */
 export class ModelMemory {
   private vectors: Float32Array;
+  /** Each slot's chunk length in terms (BM25's dl), beside the vectors for tight loops. */
+  private lengths: Float32Array;
+  /** Per-query scratch for BM25 sums, indexed by slot; only the touched entries are reset. */
+  private scratch = new Float64Array(0);
   private readonly slots: (StoredChunk | undefined)[] = [];
   private readonly byMemo = new Map<string, number[]>();
   private readonly postings = new Map<string, Map<number, Postings>>();
   private readonly df = new Map<number, number>();
   private liveCount = 0;
   private deadCount = 0;
+  /** Bumped on every change, so cached slot sets know when they are stale. */
+  private mutations = 0;
+  private readonly slotSets = new WeakMap<Map<string, number>, { mutations: number; slots: Int32Array; mask: Uint8Array }>();
   /** Sum of the live chunks' lengths in terms: BM25's average length is this over `liveCount`. */
   private totalLength = 0;
 
   constructor(readonly dimension: number, initialCapacity = 1024) {
     this.vectors = new Float32Array(initialCapacity * dimension);
+    this.lengths = new Float32Array(initialCapacity);
   }
 
   get live(): number {
@@ -113,8 +121,12 @@ export class ModelMemory {
       const grown = new Float32Array(Math.max(this.vectors.length * 2, (slot + 1) * this.dimension));
       grown.set(this.vectors);
       this.vectors = grown;
+      const lengths = new Float32Array(grown.length / this.dimension);
+      lengths.set(this.lengths);
+      this.lengths = lengths;
     }
     this.vectors.set(dense, slot * this.dimension);
+    this.lengths[slot] = chunk.terms.length;
     this.slots.push(chunk);
     const list = this.byMemo.get(chunk.memoId);
     if (list) list.push(slot);
@@ -138,6 +150,7 @@ export class ModelMemory {
     }
     this.liveCount += 1;
     this.totalLength += chunk.terms.length;
+    this.mutations += 1;
   }
 
   removeMemo(memoId: string): void {
@@ -157,6 +170,7 @@ export class ModelMemory {
       this.deadCount += 1;
     }
     this.byMemo.delete(memoId);
+    this.mutations += 1;
     if (this.deadCount > 4096 && this.deadCount > this.liveCount) this.compact();
   }
 
@@ -174,40 +188,55 @@ export class ModelMemory {
     this.deadCount = 0;
     this.totalLength = 0;
     this.vectors = new Float32Array(Math.max(1024, live.length * 2) * this.dimension);
+    this.lengths = new Float32Array(Math.max(1024, live.length * 2));
     for (const { chunk, dense } of live) this.add(chunk, dense);
+  }
+
+  /**
+   * The findable slots for a set of eligible memos (chunks of those memos at their revision), as a
+   * list for scans and a mask for postings. Cached per eligible set until this model changes, so
+   * repeated queries with the same filters pay for it once.
+   */
+  private findable(eligible: Map<string, number>): { slots: Int32Array; mask: Uint8Array } {
+    const cached = this.slotSets.get(eligible);
+    if (cached && cached.mutations === this.mutations) return cached;
+    const list: number[] = [];
+    for (const [memoId, revision] of eligible) {
+      for (const slot of this.byMemo.get(memoId) ?? []) if (this.slots[slot]?.revision === revision) list.push(slot);
+    }
+    list.sort((a, b) => a - b);
+    const slots = Int32Array.from(list);
+    const mask = new Uint8Array(this.slots.length);
+    for (const slot of slots) mask[slot] = 1;
+    const entry = { mutations: this.mutations, slots, mask };
+    this.slotSets.set(eligible, entry);
+    return entry;
   }
 
   /** Findable chunks: those of eligible memos at the eligible revision. */
   count(eligible: Map<string, number>): number {
-    let n = 0;
-    for (const [memoId, revision] of eligible) {
-      for (const slot of this.byMemo.get(memoId) ?? []) if (this.slots[slot]?.revision === revision) n += 1;
-    }
-    return n;
+    return this.findable(eligible).slots.length;
   }
 
   searchDense(query: Float32Array, eligible: Map<string, number>, limit: number, catalog: CatalogMemory): ChunkCandidate[] {
     const dim = this.dimension;
     const vectors = this.vectors;
     const top = new TopK<number>(limit);
-    for (const [memoId, revision] of eligible) {
-      const list = this.byMemo.get(memoId);
-      if (!list) continue;
-      for (const slot of list) {
-        if (this.slots[slot]?.revision !== revision) continue;
-        let dot = 0;
-        const base = slot * dim;
-        let d = 0;
-        for (; d + 3 < dim; d += 4) {
-          dot +=
-            vectors[base + d]! * query[d]! +
-            vectors[base + d + 1]! * query[d + 1]! +
-            vectors[base + d + 2]! * query[d + 2]! +
-            vectors[base + d + 3]! * query[d + 3]!;
-        }
-        for (; d < dim; d++) dot += vectors[base + d]! * query[d]!;
-        top.offer(dot, slot);
+    const { slots } = this.findable(eligible);
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i]!;
+      let dot = 0;
+      const base = slot * dim;
+      let d = 0;
+      for (; d + 3 < dim; d += 4) {
+        dot +=
+          vectors[base + d]! * query[d]! +
+          vectors[base + d + 1]! * query[d + 1]! +
+          vectors[base + d + 2]! * query[d + 2]! +
+          vectors[base + d + 3]! * query[d + 3]!;
       }
+      for (; d < dim; d++) dot += vectors[base + d]! * query[d]!;
+      if (dot > top.threshold) top.offer(dot, slot);
     }
     return top.sorted().map(({ score, item }) => this.candidate(item, score, catalog));
   }
@@ -224,25 +253,34 @@ export class ModelMemory {
     // BM25 with the collection's live average length: tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl)).
     const { k1, b } = DEFAULT_BM25_OPTIONS;
     const avgdl = this.liveCount > 0 ? Math.max(1, this.totalLength / this.liveCount) : 1;
-    const scores = new Map<number, number>();
+    const { mask } = this.findable(eligible);
+    if (this.scratch.length < this.slots.length) this.scratch = new Float64Array(this.slots.length * 2);
+    const scores = this.scratch;
+    const lengths = this.lengths;
+    const touched: number[] = [];
+    const base = k1 * (1 - b);
+    const perLength = (k1 * b) / avgdl;
     for (let i = 0; i < query.indices.length; i++) {
       const term = query.indices[i]!;
       const postings = terms.get(term);
       const df = this.df.get(term);
       if (!postings || !df) continue;
-      const weight = idf(this.liveCount, df) * query.values[i]!;
+      const weight = idf(this.liveCount, df) * query.values[i]! * (k1 + 1);
       const { slots, tfs } = postings;
       for (let j = 0; j < slots.length; j++) {
         const slot = slots[j]!;
-        const chunk = this.slots[slot];
-        if (!chunk || eligible.get(chunk.memoId) !== chunk.revision) continue;
+        if (mask[slot] !== 1) continue;
         const tf = tfs[j]!;
-        const bm25 = (tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * chunk.terms.length) / avgdl));
-        scores.set(slot, (scores.get(slot) ?? 0) + weight * bm25);
+        if (scores[slot] === 0) touched.push(slot);
+        scores[slot]! += (weight * tf) / (tf + base + perLength * lengths[slot]!);
       }
     }
     const top = new TopK<number>(limit);
-    for (const [slot, score] of scores) top.offer(score, slot);
+    for (const slot of touched) {
+      const score = scores[slot]!;
+      scores[slot] = 0;
+      if (score > top.threshold) top.offer(score, slot);
+    }
     return top.sorted().map(({ score, item }) => this.candidate(item, score, catalog));
   }
 

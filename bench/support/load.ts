@@ -1,0 +1,37 @@
+import autocannon from 'autocannon';
+
+export interface LoadResult {
+  label: string;
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** Runs autocannon (keep-alive, HTTPS accepted as is) and returns the figures the benches print. */
+export async function load(
+  label: string,
+  options: { url: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; connections?: number; durationS?: number },
+): Promise<LoadResult> {
+  const result = await autocannon({
+    url: options.url,
+    method: options.method ?? 'GET',
+    headers: options.headers ?? {},
+    ...(options.body !== undefined ? { body: options.body } : {}),
+    connections: options.connections ?? 50,
+    duration: options.durationS ?? 10,
+  });
+  return {
+    label,
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+export function formatLoad(r: LoadResult): string {
+  return `${r.requestsPerSecond.toFixed(0).padStart(6)} req/s   p50 ${r.p50.toFixed(1).padStart(5)} ms   p99 ${r.p99.toFixed(1).padStart(6)} ms${r.non2xx || r.errors ? `   (non-2xx ${r.non2xx}, errors ${r.errors})` : ''}`;
+}
