@@ -1,11 +1,12 @@
 /**
  * `pnpm start`: the whole stack on one machine, each service its own process.
  *
- *   pnpm start [--scale gateway=2,indexer=2,agent=2,memo=1]
+ *   pnpm start [--scale gateway=2,indexer=2,agent=2,memo=1] [--no-restart]
  *
  * Uses NATS at NATS_URL (default nats://127.0.0.1:4222). If none answers there and `nats-server` is
  * on PATH, starts one with JetStream, its store under MEMEX_DATA_DIR/nats. Extra gateway instances
- * listen on MEMEX_PORT+1, +2, ... Ctrl-C stops everything; a service that dies is restarted.
+ * listen on MEMEX_PORT+1, +2, ... Ctrl-C stops everything; a service that dies is restarted (unless
+ * --no-restart: then its work is left to the other instances, as when a machine is lost).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -71,7 +72,8 @@ function readyz(port: number): Promise<boolean> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { scale: { type: 'string' } }, allowPositionals: false });
+  const { values } = parseArgs({ options: { scale: { type: 'string' }, 'no-restart': { type: 'boolean' } }, allowPositionals: false });
+  const restart = !values['no-restart'];
   const scale = parseScale(values.scale);
   const dataDir = resolve(process.env.MEMEX_DATA_DIR || join(ROOT, 'data'));
   const port = Number(process.env.MEMEX_PORT || 8443);
@@ -119,6 +121,10 @@ async function main(): Promise<void> {
     child.once('exit', (code, signal) => {
       children.delete(child);
       if (stopping) return;
+      if (!restart) {
+        log(`${service}#${n} exited (${signal ?? code}); not restarting (--no-restart)`);
+        return;
+      }
       // Quick repeated crashes back off up to 30 s; a run that lasted a minute resets the count.
       const next = Date.now() - startedAt > 60_000 ? 0 : attempt + 1;
       const delay = Math.min(30_000, 500 * 2 ** Math.min(next, 6));

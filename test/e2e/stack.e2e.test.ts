@@ -62,6 +62,15 @@ describe('the stack over HTTPS, started as a user starts it', () => {
     expect((await api('GET', '/docs/json', undefined, null)).status).toBe(200);
   });
 
+  it('exposes every service instance\'s metrics in the Prometheus format', async () => {
+    await api('GET', '/healthz', undefined, null);
+    const metrics = await api<string>('GET', '/metrics', undefined, null);
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers['content-type']).toMatch(/^text\/plain/);
+    for (const service of ['gateway', 'memo', 'indexer', 'agent']) expect(metrics.text).toContain(`service="${service}"`);
+    expect(metrics.text).toMatch(/memex_http_requests_total\{service="gateway",instance="[^"]+",method="GET",route="\/healthz",status="200"\} \d+/);
+  });
+
   it('does not speak plain HTTP', async () => {
     const outcome = await new Promise<string>((resolve) => {
       const req = httpRequest({ host: '127.0.0.1', port, path: '/healthz', timeout: 3_000 }, (res) => resolve(`status ${res.statusCode}`));

@@ -127,3 +127,36 @@ describe('a client that stops reading', () => {
     expect(bytes).toBeGreaterThan(0);
   });
 });
+
+describe('an agent that stops mid-answer', () => {
+  it('ends the stream with an error event and done instead of leaving the client waiting', async () => {
+    const slow = new (class extends ExtractiveProvider {
+      override async answer(_r: AnswerRequest, onToken: TokenSink, signal: AbortSignal): Promise<AnswerResult> {
+        for (let i = 0; i < 1_000 && !signal.aborted; i++) {
+          await onToken(`t${i} `);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        if (signal.aborted) throw signal.reason;
+        return { text: '', steps: [], passages: [] };
+      }
+    })();
+    const stack = await startStack({ agent: { llm: slow }, env: { MEMEX_RATE_LIMIT: '0' } });
+    try {
+      await stack.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (stack.app.server.address() as AddressInfo).port;
+      const { key } = await stack.project();
+      const { res } = await openStream(port, key, { query: 'go on', stream: true });
+      let body = '';
+      const ended = new Promise<void>((resolve) => res.on('end', () => resolve()));
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      await eventually(() => body.includes('"type":"token"'), 5_000);
+      await stack.agent.stop();
+      await ended;
+      const events = body.split('\n\n').filter((b) => b.startsWith('data: ')).map((b) => JSON.parse(b.slice(6)) as { type: string; content?: string });
+      expect(events.at(-2)).toEqual({ type: 'error', content: 'Agent error: the agent stopped before the answer was complete; ask again' });
+      expect(events.at(-1)).toEqual({ type: 'done', chat_id: expect.any(String) });
+    } finally {
+      await stack.stop().catch(() => undefined);
+    }
+  });
+});

@@ -50,3 +50,8 @@ export type { Failpoints } from './failpoints';
 
 export { TokenStreamReader, TokenStreamWriter } from './streams/tokenStream';
 export type { TokenStreamOptions } from './streams/tokenStream';
+
+export { Counter, Gauge, Histogram, LATENCY_BUCKETS, Metrics, renderPrometheus } from './metrics/registry';
+export type { Labels, MetricFamily } from './metrics/registry';
+export { collectMetrics, serveMetrics } from './metrics/serve';
+export type { InstanceMetrics } from './metrics/serve';

@@ -6,6 +6,8 @@ import {
   consumeMemoEvents,
   createLogger,
   ensureTopology,
+  Metrics,
+  serveMetrics,
   instanceId as newInstanceId,
   serveHealth,
   type ConsumerRunner,
@@ -36,6 +38,7 @@ export interface AgentOverrides {
 export async function startAgentService(config: AgentConfig, overrides: AgentOverrides = {}): Promise<AgentService> {
   const instance = overrides.instance ?? newInstanceId();
   const logger = overrides.logger ?? createLogger({ service: 'agent', instanceId: instance, level: config.LOG_LEVEL });
+  const metrics = new Metrics();
   const nc = await connectNats({ url: config.NATS_URL, name: `memex-agent-${instance}`, logger });
   const jsm = await jetstreamManager(nc);
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS });
@@ -58,12 +61,15 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
       consumer: Consumers.agent,
       logger: logger.child({ consumer: Consumers.agent }),
       concurrency: config.AGENT_CONCURRENCY,
+      metrics,
       handle: (event) => summaries.handle(event),
       onDeadLetter: (event, error) => summaries.recordFailure(event, error),
     }),
   ];
+  const conversationServer = serveConversations(nc, conversations, logger, metrics);
   const subs = [
-    ...serveConversations(nc, conversations, logger),
+    ...conversationServer.subscriptions,
+    serveMetrics(nc, 'agent', instance, metrics),
     serveHealth(nc, 'agent', instance, async () => {
       const r = await llm.readiness();
       return { ready: r.ready && !nc.isClosed(), details: { llm: llm.name, chats: store.chats.kind, ...r.details } };
@@ -76,6 +82,7 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
     logger,
     async stop() {
       for (const sub of subs) sub.unsubscribe();
+      await conversationServer.interrupt();
       await Promise.all(runners.map((r) => r.stop()));
       commands.close();
       await nc.drain().catch(() => undefined);

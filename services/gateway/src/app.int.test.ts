@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CommandClient, Directory, DirectoryCache, connectNats, silentLogger } from '@memex/runtime';
+import { CommandClient, Directory, DirectoryCache, Metrics, connectNats, silentLogger } from '@memex/runtime';
 import { eventually, startNatsServer, tempDir, type NatsServerHandle } from '@memex/testing';
 import { loadMemoConfig, startMemoService, type MemoService } from '@memex/memo';
 import { buildGateway } from './app';
@@ -50,6 +50,8 @@ describe('gateway memo routes (inject, real NATS and memo service)', () => {
         credentials,
         limiter: new RateLimiter({ limit: 1000, windowMs: 60_000, instance: 'test' }),
         logger: silentLogger(),
+        metrics: new Metrics(),
+        instance: 'test',
       },
       { logger: silentLogger() },
     );

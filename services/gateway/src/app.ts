@@ -48,6 +48,13 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  const requests = deps.metrics.counter('memex_http_requests_total', 'HTTP requests, by route and status');
+  const seconds = deps.metrics.histogram('memex_http_request_seconds', 'HTTP request time (streamed answers: to the end)');
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    requests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    seconds.observe(reply.elapsedTime / 1000, { route });
+  });
   registerErrorHandling(app);
 
   await app.register(swagger, {

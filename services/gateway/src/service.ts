@@ -4,9 +4,11 @@ import {
   CommandClient,
   Directory,
   DirectoryCache,
+  Metrics,
   connectNats,
   createLogger,
   ensureTopology,
+  serveMetrics,
   instanceId as newInstanceId,
   type Logger,
 } from '@memex/runtime';
@@ -38,8 +40,10 @@ export async function startGateway(config: GatewayConfig, overrides: { logger?: 
   const limiter = new RateLimiter({ limit: config.MEMEX_RATE_LIMIT, windowMs: config.MEMEX_RATE_LIMIT_WINDOW_MS, instance });
   limiter.start(nc);
 
+  const metrics = new Metrics();
+  const metricsSub = serveMetrics(nc, 'gateway', instance, metrics);
   const app = await buildGateway(
-    { config, nc, jsm, commands, credentials, limiter, logger },
+    { config, nc, jsm, commands, credentials, limiter, logger, metrics, instance },
     { https: { cert: tls.cert, key: tls.key }, logger },
   );
   await app.listen({ port: config.MEMEX_PORT, host: config.MEMEX_HOST });
@@ -55,6 +59,7 @@ export async function startGateway(config: GatewayConfig, overrides: { logger?: 
     logger,
     async stop() {
       await app.close();
+      metricsSub.unsubscribe();
       limiter.stop();
       credentials.stop();
       commands.close();

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import type { Logger } from '@memex/runtime';
@@ -31,7 +31,10 @@ export async function loadTls(
   const certPath = join(dir, 'cert.pem');
   const keyPath = join(dir, 'key.pem');
   if (!existsSync(certPath) || !existsSync(keyPath)) {
-    mkdirSync(dir, { recursive: true });
+    // Several gateways may start at once on one data dir: each builds the pair in a directory of its
+    // own and renames it into place; the first rename wins and the others use the winner's pair.
+    const staging = `${dir}.${process.pid}-${Date.now()}`;
+    mkdirSync(staging, { recursive: true });
     const now = new Date();
     const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
       keyType: 'ec',
@@ -53,9 +56,15 @@ export async function loadTls(
         },
       ],
     });
-    writeFileSync(keyPath, pems.private, { mode: 0o600 });
-    writeFileSync(certPath, pems.cert);
-    logger?.warn({ certPath }, 'generated a self-signed TLS certificate; set MEMEX_TLS_CERT and MEMEX_TLS_KEY for production');
+    writeFileSync(join(staging, 'key.pem'), pems.private, { mode: 0o600 });
+    writeFileSync(join(staging, 'cert.pem'), pems.cert);
+    try {
+      if (existsSync(dir) && !existsSync(certPath)) rmSync(dir, { recursive: true, force: true });
+      renameSync(staging, dir);
+      logger?.warn({ certPath }, 'generated a self-signed TLS certificate; set MEMEX_TLS_CERT and MEMEX_TLS_KEY for production');
+    } catch {
+      rmSync(staging, { recursive: true, force: true });
+    }
   }
   return { cert: readFileSync(certPath, 'utf8'), key: readFileSync(keyPath, 'utf8'), source: 'self-signed', certPath };
 }

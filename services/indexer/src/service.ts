@@ -3,12 +3,14 @@ import { Consumers, QueueGroups, Subjects, type IndexSearchRequest } from '@meme
 import {
   CommandClient,
   IndexStateStore,
+  Metrics,
   connectNats,
   consumeMemoEvents,
   createLogger,
   ensureTopology,
   instanceId as newInstanceId,
   serveHealth,
+  serveMetrics,
   serveQuery,
   type ConsumerRunner,
   type Logger,
@@ -31,6 +33,7 @@ export interface IndexerService {
 export async function startIndexerService(config: IndexerConfig, overrides: { logger?: Logger; instance?: string } = {}): Promise<IndexerService> {
   const instance = overrides.instance ?? newInstanceId();
   const logger = overrides.logger ?? createLogger({ service: 'indexer', instanceId: instance, level: config.LOG_LEVEL });
+  const metrics = new Metrics();
   const nc = await connectNats({ url: config.NATS_URL, name: `memex-indexer-${instance}`, logger });
   const jsm = await jetstreamManager(nc);
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS });
@@ -68,7 +71,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
     overlapChars: config.CHUNK_OVERLAP_CHARS,
   };
   const commands = new CommandClient(nc, js, 30_000);
-  const processor = new MemoProcessor({ index, models, commands, chunking, logger });
+  const processor = new MemoProcessor({ index, models, commands, chunking, logger, metrics });
   const reindexer = new Reindexer({ js, jsm, index, models, store: stateStore, chunking, instance, logger });
 
   const stopWatch = await stateStore.watch((next) => {
@@ -87,6 +90,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       consumer: Consumers.indexerCatalog,
       logger: logger.child({ consumer: Consumers.indexerCatalog }),
       concurrency: 32,
+      metrics,
       handle: (event) => processor.applyCatalog(event),
     }),
     await consumeMemoEvents({
@@ -94,6 +98,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       consumer: Consumers.indexer,
       logger: logger.child({ consumer: Consumers.indexer }),
       concurrency: config.INDEXER_CONCURRENCY,
+      metrics,
       handle: (event) => processor.indexContent(event),
       onDeadLetter: (event, error) => processor.recordFailure(event, error),
     }),
@@ -104,9 +109,11 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       subject: Subjects.query.indexSearch,
       queue: QueueGroups.indexer,
       logger,
+      metrics,
       handler: (request) =>
         hybridSearch(index, models, request, { lexicalWeight: config.SEARCH_LEXICAL_WEIGHT, candidates: config.SEARCH_CANDIDATES }),
     }),
+    serveMetrics(nc, 'indexer', instance, metrics),
     serveHealth(nc, 'indexer', instance, async () => ({
       ready: !nc.isClosed(),
       details: { index: index.kind, model: models.activeName, reindexingTo: models.targetName ?? null },

@@ -7,8 +7,10 @@ import {
   ensureTopology,
   failpoints,
   instanceId as newInstanceId,
+  Metrics,
   serveHealth,
   serveMemoCommands,
+  serveMetrics,
   serveQuery,
   type ConsumerRunner,
   type Logger,
@@ -40,6 +42,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
   const logger = overrides.logger ?? createLogger({ service: 'memo', instanceId: instance, level: config.LOG_LEVEL });
   const clock = overrides.clock ?? (() => new Date());
 
+  const metrics = new Metrics();
   const nc: NatsConnection = await connectNats({ url: config.NATS_URL, name: `memex-memo-${instance}`, logger });
   const jsm = await jetstreamManager(nc);
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS });
@@ -48,7 +51,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
   const stores = await openMemoStores(config);
   const { store, readModel } = stores;
   // The publisher calls `project` only from sweeps and publishes, which start after `commands` exists.
-  const publisher: OutboxPublisher = new OutboxPublisher({ js, jsm, store, logger, project: (stream) => commands.project(stream) });
+  const publisher: OutboxPublisher = new OutboxPublisher({ js, jsm, store, logger, metrics, project: (stream) => commands.project(stream) });
   const references = new ReferenceClaims(store, readModel, clock);
   const failpoint = failpoints(config.MEMEX_FAILPOINTS);
   const commands = new MemoCommandService({ store, readModel, publisher, references, clock, logger, failpoint });
@@ -79,20 +82,24 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
     logger,
     handlers: withPoke,
     concurrency: config.MEMO_COMMAND_CONCURRENCY,
+    metrics,
   });
   const subs = [
     serveQuery<MemoGetRequest, unknown>(nc, {
       subject: Subjects.query.memoGet,
       queue: QueueGroups.memo,
       logger,
+      metrics,
       handler: (req) => getMemo(commands, readModel, req),
     }),
     serveQuery<TitleSearchRequest, unknown>(nc, {
       subject: Subjects.query.memoTitleSearch,
       queue: QueueGroups.memo,
       logger,
+      metrics,
       handler: (req) => searchTitles(readModel, req),
     }),
+    serveMetrics(nc, 'memo', instance, metrics),
     serveHealth(nc, 'memo', instance, async () => ({ ready: !nc.isClosed(), details: { store: store.kind } })),
   ];
   sweeper.start();

@@ -11,6 +11,7 @@ import {
   type MemoCommandResult,
 } from '@memex/contracts';
 import type { Logger } from '../logger';
+import type { Metrics } from '../metrics/registry';
 import { decodeJson, encodeJson } from '../nats/codec';
 import { runConsumer, type ConsumerRunner } from '../nats/consumer';
 import { CONSUMER_POLICY } from '../nats/topology';
@@ -42,8 +43,10 @@ export function serveMemoCommands(options: {
   logger: Logger;
   handlers: CommandHandlers;
   concurrency?: number;
+  metrics?: Metrics;
 }): Promise<ConsumerRunner> {
-  const { nc, js, logger, handlers, concurrency = 64 } = options;
+  const { nc, js, logger, handlers, concurrency = 64, metrics } = options;
+  const commands = metrics?.counter('memex_commands_total', 'Memo commands handled, by command and outcome');
   const maxDeliver = CONSUMER_POLICY[Consumers.memoCommands].maxDeliver;
 
   const reply = (msg: JsMsg, body: CommandReply<unknown>) => {
@@ -57,6 +60,7 @@ export function serveMemoCommands(options: {
     consumer: Consumers.memoCommands,
     logger,
     concurrency,
+    ...(metrics ? { metrics } : {}),
     handle: async (msg) => {
       const name = msg.subject.slice(PREFIX_LENGTH) as MemoCommandName;
       const commandId = msg.headers?.get(Headers.correlationId) || `seq-${msg.seq}`;
@@ -65,6 +69,7 @@ export function serveMemoCommands(options: {
       const deadline = Number(msg.headers?.get(Headers.deadline) || 0);
       if (deadline > 0 && Date.now() > deadline) {
         log.warn({ lateByMs: Date.now() - deadline }, 'command dropped: its caller gave up');
+        commands?.inc({ command: name, outcome: 'dropped_late' });
         return { kind: 'ack' };
       }
       const handler = handlers[name] as CommandHandlers[MemoCommandName] | undefined;
@@ -76,12 +81,15 @@ export function serveMemoCommands(options: {
         const payload = decodeJson<never>(msg.data);
         const { result, eventSeq } = await handler(payload, { commandId, requestId, logger: log });
         reply(msg, { ok: true, result, ...(eventSeq !== undefined ? { eventSeq } : {}) });
+        commands?.inc({ command: name, outcome: 'ok' });
         return { kind: 'ack' };
       } catch (error) {
         if (error instanceof MemexError) {
           reply(msg, { ok: false, error: error.toWire() });
+          commands?.inc({ command: name, outcome: error.code });
           return { kind: 'ack' };
         }
+        commands?.inc({ command: name, outcome: 'failed' });
         if (msg.info.deliveryCount >= maxDeliver) reply(msg, { ok: false, error: { code: 'Internal' } });
         return { kind: 'retry', error };
       }

@@ -1,6 +1,7 @@
 import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
 import { Streams, type ConsumerName, type MemoEventMessage } from '@memex/contracts';
 import type { Logger } from '../logger';
+import type { Metrics } from '../metrics/registry';
 import { decodeJson } from '../nats/codec';
 import { runConsumer, type ConsumerRunner } from '../nats/consumer';
 
@@ -20,11 +21,12 @@ export interface ConsumeMemoEventsOptions {
   handle: (event: MemoEventMessage, context: EventContext) => Promise<void>;
   /** The message failed every delivery and went to the dead-letter stream. */
   onDeadLetter?: (event: MemoEventMessage, error: unknown) => Promise<void>;
+  metrics?: Metrics;
 }
 
 /** Runs a durable consumer of memo events; a handler that throws is retried with backoff. */
 export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<ConsumerRunner> {
-  const { js, consumer, logger, concurrency = 8, handle, onDeadLetter } = options;
+  const { js, consumer, logger, concurrency = 8, handle, onDeadLetter, metrics } = options;
   const parse = (msg: JsMsg) => decodeJson<MemoEventMessage>(msg.data);
   return runConsumer({
     js,
@@ -32,6 +34,7 @@ export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<Co
     consumer,
     logger,
     concurrency,
+    ...(metrics ? { metrics } : {}),
     handle: async (msg) => {
       let event: MemoEventMessage;
       try {

@@ -2,6 +2,7 @@ import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { Subjects, type ConsumerName } from '@memex/contracts';
 import type { Logger } from '../logger';
+import type { Metrics } from '../metrics/registry';
 import { CONSUMER_POLICY } from './topology';
 
 export type Disposition =
@@ -27,6 +28,7 @@ export interface RunConsumerOptions {
   handle: (msg: JsMsg) => Promise<Disposition>;
   /** Called after a message is moved to the dead-letter stream. */
   onDeadLetter?: (msg: JsMsg, error: unknown) => Promise<void>;
+  metrics?: Metrics;
 }
 
 /** Redelivery delay after the n-th failed delivery: 0.5 s doubling, at most 30 s. */
@@ -40,7 +42,9 @@ export function backoffMs(deliveryCount: number): number {
  * the dead-letter stream and `term()` so the message stops coming back.
  */
 export async function runConsumer(options: RunConsumerOptions): Promise<ConsumerRunner> {
-  const { js, stream, consumer, logger, concurrency, handle, onDeadLetter } = options;
+  const { js, stream, consumer, logger, concurrency, handle, onDeadLetter, metrics } = options;
+  const handled = metrics?.counter('memex_consumer_messages_total', 'Messages a durable consumer handled, by outcome');
+  const seconds = metrics?.histogram('memex_consumer_handle_seconds', 'Time to handle one message');
   const policy = CONSUMER_POLICY[consumer];
   const c = await js.consumers.get(stream, consumer);
   const messages = await c.consume({ max_messages: Math.max(1, concurrency) });
@@ -49,6 +53,7 @@ export async function runConsumer(options: RunConsumerOptions): Promise<Consumer
 
   const process = async (msg: JsMsg): Promise<void> => {
     const heartbeat = setInterval(() => msg.working(), Math.max(1_000, policy.ackWaitMs / 3));
+    const started = performance.now();
     try {
       let outcome: Disposition;
       try {
@@ -56,16 +61,20 @@ export async function runConsumer(options: RunConsumerOptions): Promise<Consumer
       } catch (error) {
         outcome = { kind: 'retry', error };
       }
+      seconds?.observe((performance.now() - started) / 1000, { consumer });
       if (outcome.kind === 'ack') {
         msg.ack();
+        handled?.inc({ consumer, outcome: 'ack' });
         return;
       }
       const attempt = msg.info.deliveryCount;
       if (attempt < policy.maxDeliver) {
         logger.warn({ err: outcome.error, subject: msg.subject, attempt }, 'handler failed; will retry');
         msg.nak(backoffMs(attempt));
+        handled?.inc({ consumer, outcome: 'retry' });
         return;
       }
+      handled?.inc({ consumer, outcome: 'dead_letter' });
       logger.error({ err: outcome.error, subject: msg.subject, attempt }, 'handler failed for good; dead-lettering');
       await deadLetter(js, consumer, msg, outcome.error);
       if (onDeadLetter) {

@@ -18,12 +18,17 @@ export interface TopologyOptions {
   replicas?: number;
 }
 
-/** How each durable consumer retries: deliveries before the dead-letter path, and backoff. */
+/**
+ * How each durable consumer retries: deliveries before the dead-letter path, and how long a message
+ * may stay unacknowledged. Handlers send `working()` every third of `ackWaitMs`, so a long task is
+ * never redelivered while its process lives; when the process dies, another instance takes the
+ * message after at most `ackWaitMs`.
+ */
 export const CONSUMER_POLICY: Record<ConsumerName, { maxDeliver: number; ackWaitMs: number; maxAckPending: number }> = {
-  [Consumers.memoCommands]: { maxDeliver: 5, ackWaitMs: 30_000, maxAckPending: 512 },
-  [Consumers.indexer]: { maxDeliver: 8, ackWaitMs: 60_000, maxAckPending: 256 },
-  [Consumers.indexerCatalog]: { maxDeliver: 10, ackWaitMs: 30_000, maxAckPending: 1024 },
-  [Consumers.agent]: { maxDeliver: 8, ackWaitMs: 60_000, maxAckPending: 256 },
+  [Consumers.memoCommands]: { maxDeliver: 5, ackWaitMs: 10_000, maxAckPending: 512 },
+  [Consumers.indexer]: { maxDeliver: 8, ackWaitMs: 15_000, maxAckPending: 256 },
+  [Consumers.indexerCatalog]: { maxDeliver: 10, ackWaitMs: 10_000, maxAckPending: 1024 },
+  [Consumers.agent]: { maxDeliver: 8, ackWaitMs: 15_000, maxAckPending: 256 },
 };
 
 function streamConfigs(replicas: number): (Partial<StreamConfig> & { name: string })[] {

@@ -2,6 +2,7 @@ import type { MsgHdrs, NatsConnection, Subscription } from '@nats-io/nats-core';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { Headers, MemexError, type QueryReply } from '@memex/contracts';
 import type { Logger } from '../logger';
+import type { Metrics } from '../metrics/registry';
 import { decodeJson, encodeJson } from '../nats/codec';
 import { fromNatsError } from '../nats/errors';
 
@@ -19,8 +20,16 @@ export type QueryHandler<Req, Res> = (request: Req, context: QueryContext) => Pr
  */
 export function serveQuery<Req, Res>(
   nc: NatsConnection,
-  { subject, queue, logger, handler }: { subject: string; queue: string; logger: Logger; handler: QueryHandler<Req, Res> },
+  {
+    subject,
+    queue,
+    logger,
+    handler,
+    metrics,
+  }: { subject: string; queue: string; logger: Logger; handler: QueryHandler<Req, Res>; metrics?: Metrics },
 ): Subscription {
+  const served = metrics?.counter('memex_queries_total', 'Queries answered, by subject and outcome');
+  const seconds = metrics?.histogram('memex_query_seconds', 'Time to answer a query');
   return nc.subscribe(subject, {
     queue,
     callback: (err, msg) => {
@@ -31,6 +40,7 @@ export function serveQuery<Req, Res>(
       const requestId = msg.headers?.get(Headers.requestId) || undefined;
       const log = requestId ? logger.child({ requestId }) : logger;
       void (async () => {
+        const started = performance.now();
         let reply: QueryReply<Res>;
         try {
           const request = decodeJson<Req>(msg.data);
@@ -43,6 +53,8 @@ export function serveQuery<Req, Res>(
             reply = { ok: false, error: { code: 'Internal' } };
           }
         }
+        seconds?.observe((performance.now() - started) / 1000, { subject });
+        served?.inc({ subject, outcome: reply.ok ? 'ok' : reply.error.code });
         if (msg.reply) msg.respond(encodeJson(reply));
       })();
     },

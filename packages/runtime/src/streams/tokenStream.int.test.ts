@@ -24,6 +24,7 @@ describe('token streams over NATS', () => {
   it('delivers every message in order and ends', async () => {
     const id = randomUUID();
     const reader = new TokenStreamReader(gateway, id, { window: 8 });
+    await gateway.flush();
     const writer = new TokenStreamWriter(agent, id, { window: 8 });
     const sending = (async () => {
       for (let i = 0; i < 100; i++) await writer.send({ kind: 'token', content: `t${i} ` });
@@ -43,6 +44,7 @@ describe('token streams over NATS', () => {
     const id = randomUUID();
     const window = 8;
     const reader = new TokenStreamReader(gateway, id, { window });
+    await gateway.flush();
     const writer = new TokenStreamWriter(agent, id, { window });
     let sent = 0;
     let maxAhead = 0;
@@ -67,6 +69,9 @@ describe('token streams over NATS', () => {
   it('aborts the writer within a second of the reader cancelling', async () => {
     const id = randomUUID();
     const reader = new TokenStreamReader(gateway, id);
+    // The gateway asks the agent to start over the reader's own connection, after subscribing, so the
+    // server has the subscription first; across two connections, as here, flush to get the same order.
+    await gateway.flush();
     const writer = new TokenStreamWriter(agent, id);
     await writer.send({ kind: 'token', content: 'first' });
     const iterator = reader[Symbol.asyncIterator]();
@@ -96,6 +101,7 @@ describe('token streams over NATS', () => {
   it('stays open through a long pause while heartbeats flow', async () => {
     const id = randomUUID();
     const reader = new TokenStreamReader(gateway, id, { idleTimeoutMs: 400 });
+    await gateway.flush();
     const writer = new TokenStreamWriter(agent, id, { idleTimeoutMs: 400, heartbeatMs: 100 });
     const sending = (async () => {
       await writer.send({ kind: 'token', content: 'before ' });

@@ -75,7 +75,8 @@ export class TokenStreamWriter {
     return this.controller.signal;
   }
 
-  private abort(reason: unknown): void {
+  /** Stops the stream from this side (e.g. the agent is shutting down). */
+  abort(reason: unknown): void {
     if (!this.controller.signal.aborted) this.controller.abort(reason);
     this.creditWaiter?.();
   }
@@ -118,7 +119,8 @@ export class TokenStreamWriter {
  * The gateway's end of a token stream: an async iterator of messages in order. It credits the
  * writer as the consumer takes messages, so it never holds more than `window` of them; it fails on
  * a gap in the numbering or when the writer stays silent past the idle timeout (heartbeats keep a
- * slow model alive). Subscribe it BEFORE asking the agent to start.
+ * slow model alive). Create it BEFORE asking the agent to start, on the connection that asks: the
+ * server then has the subscription before the request, so the first token cannot be missed.
  */
 export class TokenStreamReader implements AsyncIterable<TokenStreamMessage> {
   private readonly sub: Subscription;

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { Consumers, MemexError, Streams } from '@memex/contracts';
-import { waitForConsumer, type CommandClient, type Logger } from '@memex/runtime';
+import { waitForConsumer, type CommandClient, type Logger, type Metrics } from '@memex/runtime';
 import { authenticate, projectFor, type Credentials } from '../auth/authenticate';
 import type { GatewayConfig } from '../config';
 import type { RateLimiter } from '../rateLimit/limiter';
@@ -15,6 +15,9 @@ export interface GatewayDeps {
   credentials: Credentials;
   limiter: RateLimiter;
   logger: Logger;
+  metrics: Metrics;
+  /** This gateway instance's id, as its metrics are labelled. */
+  instance: string;
 }
 
 export interface RequestContext {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { pingService, type HealthReport } from '@memex/runtime';
+import { SERVICE_NAMES } from '@memex/contracts';
+import { collectMetrics, pingService, renderPrometheus, type HealthReport } from '@memex/runtime';
 import type { GatewayDeps } from '../http/context';
 
 const ReadyResponse = Type.Object({
@@ -17,6 +18,24 @@ export function healthRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     '/healthz',
     { schema: { summary: 'Liveness', tags: ['operations'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
     async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        summary: 'Metrics',
+        description:
+          'Prometheus text format: every instance of every service (each answers over NATS), labelled with ' +
+          'service and instance. Unauthenticated like the health endpoints: expose it to your scraper only.',
+        tags: ['operations'],
+      },
+    },
+    async (_request, reply) => {
+      const instances = await collectMetrics(deps.nc, SERVICE_NAMES);
+      const text = renderPrometheus(instances.map((i) => ({ labels: { service: i.service, instance: i.instance }, families: i.families })));
+      return reply.type('text/plain; version=0.0.4; charset=utf-8').send(text);
+    },
   );
 
   let cached: { at: number; body: { ready: boolean; nats: boolean; services: Record<string, HealthReport | null> } } | undefined;

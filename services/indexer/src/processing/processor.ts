@@ -1,5 +1,5 @@
 import type { MemoEventMessage } from '@memex/contracts';
-import type { CommandClient, Logger } from '@memex/runtime';
+import type { CommandClient, Logger, Metrics } from '@memex/runtime';
 import type { ChunkOptions } from '@memex/text';
 import type { SearchIndex } from '../searchIndex/port';
 import type { ModelSet } from '../state/models';
@@ -11,6 +11,7 @@ export interface ProcessorDeps {
   commands: CommandClient;
   chunking: ChunkOptions;
   logger: Logger;
+  metrics?: Metrics;
 }
 
 /** The memo and project an event is about (every memo event's data names both). */
@@ -51,6 +52,8 @@ export class MemoProcessor {
       const stored = await index.putChunks(model, { memoId, projectId, revision }, await embedChunks(embedder, chunks));
       if (i === 0) storedUnderActive = stored;
     }
+    this.deps.metrics?.counter('memex_revisions_indexed_total', 'Memo content revisions chunked and embedded').inc({ stored: String(storedUnderActive) });
+    this.deps.metrics?.counter('memex_chunks_indexed_total', 'Chunks embedded and stored').inc({}, storedUnderActive ? chunks.length : 0);
     if (!storedUnderActive) {
       logger.debug({ memoId, revision }, 'chunks dropped: the memo moved on');
       return;

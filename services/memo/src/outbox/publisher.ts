@@ -1,7 +1,7 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { Headers, Streams, Subjects, type MemoEventMessage } from '@memex/contracts';
-import { encodeJson, type Logger } from '@memex/runtime';
+import { encodeJson, type Logger, type Metrics } from '@memex/runtime';
 import type { EventStore, StoredEvent } from '../eventStore/port';
 
 export interface OutboxOptions {
@@ -15,6 +15,7 @@ export interface OutboxOptions {
   sweepIntervalMs?: number;
   /** Events younger than this are left to the process that appended them. */
   sweepGraceMs?: number;
+  metrics?: Metrics;
 }
 
 export function toMessage(event: StoredEvent): MemoEventMessage {
@@ -68,6 +69,7 @@ export class OutboxPublisher {
       if (event.meta.requestId) hdrs.set(Headers.requestId, event.meta.requestId);
       const ack = await js.publish(subject, encodeJson(toMessage(event)), { msgID: event.id, headers: hdrs });
       lastSeq = ack.seq;
+      this.options.metrics?.counter('memex_events_published_total', 'Memo events published to the bus').inc({ type: event.type });
       if (event.type === 'MemoDeleted') {
         const { projectId, memoId } = event.data as { projectId: string; memoId: string };
         await jsm.streams.purge(Streams.memoEvents, { filter: subject, keep: 1 });
@@ -111,7 +113,10 @@ export class OutboxPublisher {
     const tick = () => {
       this.sweep(sweepGraceMs)
         .then((n) => {
-          if (n > 0) logger.warn({ republished: n }, 'outbox republished events');
+          if (n > 0) {
+            logger.warn({ republished: n }, 'outbox republished events');
+            this.options.metrics?.counter('memex_outbox_republished_total', 'Events the outbox sweep published late').inc({}, n);
+          }
         })
         .catch((error: unknown) => logger.error({ err: error }, 'outbox sweep failed'))
         .finally(() => {
