@@ -13,7 +13,7 @@ import {
 import { uuidV7, type Logger } from '@memex/runtime';
 import { truncateAtWord } from '@memex/text';
 import { ChatVersionConflictError, type ChatEvent, type ChatStore } from '../chats/port';
-import type { HistoryTurn, LlmProvider, Passage, TokenSink } from '../llm/port';
+import type { AnswerRequest, HistoryTurn, LlmProvider, Passage, TokenSink } from '../llm/port';
 import { citationsFrom } from './citations';
 import type { Retriever, RetrievalScope } from './retrieval';
 
@@ -66,56 +66,61 @@ export class Conversations {
     return { request, chatId: request.chatId, version: loaded.record.version, history: history.slice(-HISTORY_TURNS) };
   }
 
-  private async retrieve(scope: RetrievalScope, text: string, fallback: string | undefined) {
-    const first = await this.deps.retriever.search(scope, text, 1);
-    if (first.passages.length > 0 || !fallback) return first;
-    // A follow-up like "and what did it cost?" finds more with the previous question beside it.
-    return this.deps.retriever.search(scope, `${fallback} ${text}`, 1);
-  }
-
-  private scoped(scope: RetrievalScope, seen: Passage[], steps: IntermediateStep[]) {
-    return async (text: string): Promise<Passage[]> => {
-      const { passages, step } = await this.deps.retriever.search(scope, text, seen.length + 1);
-      seen.push(...passages);
-      steps.push(step);
-      return passages;
-    };
-  }
-
-  async runChat(prepared: PreparedChat, onToken: TokenSink, signal: AbortSignal): Promise<AgentChatReply> {
-    const { request, chatId, history } = prepared;
-    const scope: RetrievalScope = { projectId: request.projectId, filters: request.filters };
-    const lastQuestion = [...history].reverse().find((h) => h.role === 'user')?.content;
+  /**
+   * The part chat and generate share: retrieve for `input` (retrying with `fallback` beside it when
+   * nothing is found), let the LLM answer with a search bound to the same scope, and collect the
+   * citations and steps. Failures become `Agent error`; a cancellation keeps its own reason.
+   */
+  private async answer(
+    scope: RetrievalScope,
+    request: Omit<AnswerRequest, 'passages' | 'search'>,
+    fallback: string | undefined,
+    onToken: TokenSink,
+    signal: AbortSignal,
+  ): Promise<{ text: string; citations: AgentChatReply['citations']; steps: IntermediateStep[] }> {
     let found;
     try {
-      found = await this.retrieve(scope, request.query, lastQuestion);
+      found = await this.deps.retriever.search(scope, request.input, 1);
+      // A follow-up like "and what did it cost?" finds more with the previous question beside it.
+      if (found.passages.length === 0 && fallback) found = await this.deps.retriever.search(scope, `${fallback} ${request.input}`, 1);
     } catch (error) {
       throw agentError(error);
     }
     const seen = [...found.passages];
     const extraSteps: IntermediateStep[] = [];
+    const search = async (text: string): Promise<Passage[]> => {
+      const { passages, step } = await this.deps.retriever.search(scope, text, seen.length + 1);
+      seen.push(...passages);
+      extraSteps.push(step);
+      return passages;
+    };
     let result;
     try {
-      result = await this.deps.llm.answer(
-        {
-          kind: 'chat',
-          input: request.query,
-          ...(request.systemPrompt !== undefined ? { systemPrompt: request.systemPrompt } : {}),
-          history,
-          passages: found.passages,
-          search: this.scoped(scope, seen, extraSteps),
-        },
-        onToken,
-        signal,
-      );
+      result = await this.deps.llm.answer({ ...request, passages: found.passages, search }, onToken, signal);
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       throw agentError(error);
     }
-    const citations = citationsFrom(result.text, seen);
-    const steps = [found.step, ...extraSteps];
-    await this.record(prepared, result.text, citations, steps);
-    return { chatId, response: result.text, intermediateSteps: steps, citations };
+    return { text: result.text, citations: citationsFrom(result.text, seen), steps: [found.step, ...extraSteps] };
+  }
+
+  async runChat(prepared: PreparedChat, onToken: TokenSink, signal: AbortSignal): Promise<AgentChatReply> {
+    const { request, chatId, history } = prepared;
+    const lastQuestion = [...history].reverse().find((h) => h.role === 'user')?.content;
+    const { text, citations, steps } = await this.answer(
+      { projectId: request.projectId, filters: request.filters },
+      {
+        kind: 'chat',
+        input: request.query,
+        ...(request.systemPrompt !== undefined ? { systemPrompt: request.systemPrompt } : {}),
+        history,
+      },
+      lastQuestion,
+      onToken,
+      signal,
+    );
+    await this.record(prepared, text, citations, steps);
+    return { chatId, response: text, intermediateSteps: steps, citations };
   }
 
   /** Appends the question and the answer; a concurrent turn on the same chat just moves us after it. */
@@ -153,34 +158,14 @@ export class Conversations {
   }
 
   async runGenerate(request: AgentGenerateRequest, onToken: TokenSink, signal: AbortSignal): Promise<AgentGenerateReply> {
-    const scope: RetrievalScope = { projectId: request.projectId, filters: request.filters };
-    let found;
-    try {
-      found = await this.deps.retriever.search(scope, request.prompt, 1);
-    } catch (error) {
-      throw agentError(error);
-    }
-    const seen = [...found.passages];
-    const extraSteps: IntermediateStep[] = [];
-    let result;
-    try {
-      result = await this.deps.llm.answer(
-        {
-          kind: 'generate',
-          input: request.prompt,
-          ...(request.rules !== undefined ? { rules: request.rules } : {}),
-          history: [],
-          passages: found.passages,
-          search: this.scoped(scope, seen, extraSteps),
-        },
-        onToken,
-        signal,
-      );
-    } catch (error) {
-      if (signal.aborted) throw signal.reason;
-      throw agentError(error);
-    }
-    return { response: result.text, intermediateSteps: [found.step, ...extraSteps], citations: citationsFrom(result.text, seen) };
+    const { text, citations, steps } = await this.answer(
+      { projectId: request.projectId, filters: request.filters },
+      { kind: 'generate', input: request.prompt, ...(request.rules !== undefined ? { rules: request.rules } : {}), history: [] },
+      undefined,
+      onToken,
+      signal,
+    );
+    return { response: text, intermediateSteps: steps, citations };
   }
 
   async listChats(request: ChatListRequest): Promise<ChatListReply> {

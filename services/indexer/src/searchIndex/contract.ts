@@ -26,7 +26,8 @@ function randomUnit(random: () => number): Float32Array {
   return unit(Array.from({ length: DIM }, () => random() * 2 - 1));
 }
 
-function attrs(projectId: string, memoId: string, over: Partial<MemoAttributes> = {}): MemoAttributes {
+/** Catalog attributes of a test memo (revision 1, live, no filterable values) with overrides. */
+export function attrs(projectId: string, memoId: string, over: Partial<MemoAttributes> = {}): MemoAttributes {
   return {
     projectId,
     memoId,

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { tempDir } from '@memex/testing';
 import { encodeQuery, termFrequencies } from '@memex/text';
 import { chunkId } from '@memex/runtime';
-import { searchIndexContract } from './contract';
+import { attrs, searchIndexContract } from './contract';
 import { EmbeddedSearchIndex } from './embedded';
 
 searchIndexContract('embedded', async () => {
@@ -20,20 +20,6 @@ searchIndexContract('embedded', async () => {
 });
 
 describe('embedded search index on disk', () => {
-  const attrs = (projectId: string, memoId: string, revision = 1) => ({
-    projectId,
-    memoId,
-    revision,
-    title: 'T',
-    summary: '',
-    source: null,
-    clientReferenceId: null,
-    memoType: 'text',
-    tags: [],
-    metadata: {},
-    archived: false,
-    expirationDate: null,
-  });
   const v = Float32Array.from([1, 0, 0, 0]);
 
   it('serves what it stored after a restart', async () => {
