@@ -24,7 +24,7 @@ export async function runAdmin(group: string, action: string, args: string[]): P
     json: { type: 'boolean' },
   });
   const json = values.json === true;
-  const nc = await connectNats({ url: natsUrl(), name: 'memex-cli', timeoutMs: 3_000 }).catch((error: unknown) => {
+  const nc = await connectNats({ url: natsUrl(), name: 'memex-cli', timeoutMs: 3_000, auth: process.env }).catch((error: unknown) => {
     throw new Error(`cannot reach NATS at ${natsUrl()} (${(error as Error).message}); is the stack running?`);
   });
   try {

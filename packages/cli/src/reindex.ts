@@ -8,7 +8,7 @@ import { options } from './main';
 export async function runReindex(args: string[]): Promise<number> {
   const { values } = options(args, { model: { type: 'string' }, wait: { type: 'boolean' }, status: { type: 'boolean' } });
   const url = process.env.NATS_URL || 'nats://127.0.0.1:4222';
-  const nc = await connectNats({ url, name: 'memex-cli', timeoutMs: 3_000 });
+  const nc = await connectNats({ url, name: 'memex-cli', timeoutMs: 3_000, auth: process.env });
   try {
     const store = await IndexStateStore.open(nc, Number(process.env.MEMEX_NATS_REPLICAS || 1));
     if (values.status) {

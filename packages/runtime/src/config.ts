@@ -24,6 +24,11 @@ export function loadEnv<T extends TObject>(schema: T, env: Record<string, string
   return converted as Static<T>;
 }
 
+/** memo, indexer and agent: a plain-HTTP /healthz and /readyz for this process (they have no other port). */
+export const HealthPortEnv = {
+  MEMEX_HEALTH_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: 'Plain-HTTP /healthz and /readyz of this process' })),
+} satisfies Record<string, TSchema>;
+
 /** Schema pieces shared by every service's configuration. */
 export const CommonEnv = {
   NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222', description: 'NATS server URL(s), comma-separated' }),
@@ -33,5 +38,12 @@ export const CommonEnv = {
     { default: 'info' },
   ),
   MEMEX_NATS_REPLICAS: Type.Integer({ minimum: 1, maximum: 5, default: 1, description: 'JetStream stream replicas' }),
+  NATS_CREDS: Type.Optional(Type.String({ description: 'NATS credentials file (JWT + NKey seed)' })),
+  NATS_USER: Type.Optional(Type.String({ description: 'NATS user (with NATS_PASSWORD)' })),
+  NATS_PASSWORD: Type.Optional(Type.String()),
+  NATS_TOKEN: Type.Optional(Type.String({ description: 'NATS token' })),
+  NATS_TLS_CA: Type.Optional(Type.String({ description: 'CA file to verify the NATS server with' })),
+  NATS_TLS_CERT: Type.Optional(Type.String({ description: 'Client certificate file for NATS mutual TLS' })),
+  NATS_TLS_KEY: Type.Optional(Type.String({ description: 'Client key file for NATS mutual TLS' })),
   MEMEX_FAILPOINTS: Type.Optional(Type.String({ description: 'Tests only: crash points to arm (see runtime/failpoints)' })),
 } satisfies Record<string, TSchema>;

@@ -1,4 +1,4 @@
-export { CommonEnv, loadEnv } from './config';
+export { CommonEnv, HealthPortEnv, loadEnv } from './config';
 export { createLogger, silentLogger } from './logger';
 export type { Logger, LoggerOptions } from './logger';
 export { instanceId, onShutdown } from './lifecycle';
@@ -6,7 +6,7 @@ export { openSqlite } from './sqlite';
 export type { SqliteDatabase } from './sqlite';
 
 export { connectNats } from './nats/connection';
-export type { ConnectOptions } from './nats/connection';
+export type { ConnectOptions, NatsAuth } from './nats/connection';
 export { decodeJson, encodeJson } from './nats/codec';
 export { fromNatsError } from './nats/errors';
 export { CONSUMER_POLICY, ensureTopology } from './nats/topology';
@@ -26,6 +26,7 @@ export { consumeMemoEvents } from './events/consumer';
 export type { ConsumeMemoEventsOptions, EventContext } from './events/consumer';
 
 export { pingService, serveHealth } from './health/health';
+export { startHealthServer } from './health/httpHealth';
 export type { HealthReport } from './health/health';
 
 export {

@@ -46,10 +46,10 @@ export async function waitForPort(port: number, timeoutMs = 10_000): Promise<voi
 }
 
 /** Starts a private nats-server with JetStream on a free port and a temporary store directory. */
-export async function startNatsServer(): Promise<NatsServerHandle> {
+export async function startNatsServer(extraArgs: string[] = []): Promise<NatsServerHandle> {
   const port = await freePort();
   const storeDir = mkdtempSync(join(tmpdir(), 'memex-nats-'));
-  const child: ChildProcess = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], {
+  const child: ChildProcess = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...extraArgs], {
     stdio: 'ignore',
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CommonEnv, loadEnv } from '@memex/runtime';
+import { CommonEnv, HealthPortEnv, loadEnv } from '@memex/runtime';
 
 export const AgentEnv = Type.Object({
   ...CommonEnv,
+  ...HealthPortEnv,
   MONGODB_URL: Type.Optional(Type.String({ description: 'Set to keep chats in MongoDB' })),
   MONGODB_DB: Type.String({ default: 'memex' }),
   OLLAMA_HOST: Type.Optional(Type.String({ description: 'Set to answer with Ollama instead of the built-in extractive provider' })),

@@ -10,6 +10,7 @@ import {
   serveMetrics,
   instanceId as newInstanceId,
   serveHealth,
+  startHealthServer,
   type ConsumerRunner,
   type Logger,
 } from '@memex/runtime';
@@ -39,7 +40,7 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
   const instance = overrides.instance ?? newInstanceId();
   const logger = overrides.logger ?? createLogger({ service: 'agent', instanceId: instance, level: config.LOG_LEVEL });
   const metrics = new Metrics();
-  const nc = await connectNats({ url: config.NATS_URL, name: `memex-agent-${instance}`, logger });
+  const nc = await connectNats({ url: config.NATS_URL, name: `memex-agent-${instance}`, logger, auth: config });
   const jsm = await jetstreamManager(nc);
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS });
   const js = jetstream(nc);
@@ -66,21 +67,24 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
       onDeadLetter: (event, error) => summaries.recordFailure(event, error),
     }),
   ];
+  const check = async () => {
+    const r = await llm.readiness();
+    return { ready: r.ready && !nc.isClosed(), details: { llm: llm.name, chats: store.chats.kind, ...r.details } };
+  };
   const conversationServer = serveConversations(nc, conversations, logger, metrics);
   const subs = [
     ...conversationServer.subscriptions,
     serveMetrics(nc, 'agent', instance, metrics),
-    serveHealth(nc, 'agent', instance, async () => {
-      const r = await llm.readiness();
-      return { ready: r.ready && !nc.isClosed(), details: { llm: llm.name, chats: store.chats.kind, ...r.details } };
-    }),
+    serveHealth(nc, 'agent', instance, check),
   ];
+  const healthServer = config.MEMEX_HEALTH_PORT ? await startHealthServer(config.MEMEX_HEALTH_PORT, 'agent', instance, check) : undefined;
   logger.info({ llm: llm.name }, 'agent ready');
 
   return {
     instance,
     logger,
     async stop() {
+      healthServer?.close();
       for (const sub of subs) sub.unsubscribe();
       await conversationServer.interrupt();
       await Promise.all(runners.map((r) => r.stop()));

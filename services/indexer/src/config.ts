@@ -1,9 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CommonEnv, loadEnv } from '@memex/runtime';
+import { CommonEnv, HealthPortEnv, loadEnv } from '@memex/runtime';
 import { DEFAULT_CHUNK_OPTIONS } from '@memex/text';
 
 export const IndexerEnv = Type.Object({
   ...CommonEnv,
+  ...HealthPortEnv,
   EMBEDDING_MODEL: Type.String({
     default: 'memex-glove-100d',
     description: 'transformers.js feature-extraction model: a Hugging Face id or a directory (absolute, or under MEMEX_MODELS_DIR)',

@@ -12,6 +12,7 @@ import {
   serveHealth,
   serveMetrics,
   serveQuery,
+  startHealthServer,
   type ConsumerRunner,
   type Logger,
 } from '@memex/runtime';
@@ -34,7 +35,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
   const instance = overrides.instance ?? newInstanceId();
   const logger = overrides.logger ?? createLogger({ service: 'indexer', instanceId: instance, level: config.LOG_LEVEL });
   const metrics = new Metrics();
-  const nc = await connectNats({ url: config.NATS_URL, name: `memex-indexer-${instance}`, logger });
+  const nc = await connectNats({ url: config.NATS_URL, name: `memex-indexer-${instance}`, logger, auth: config });
   const jsm = await jetstreamManager(nc);
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS });
   const js = jetstream(nc);
@@ -104,6 +105,10 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
     }),
   ];
 
+  const check = async () => ({
+    ready: !nc.isClosed(),
+    details: { index: index.kind, model: models.activeName, reindexingTo: models.targetName ?? null },
+  });
   const subs = [
     serveQuery<IndexSearchRequest, unknown>(nc, {
       subject: Subjects.query.indexSearch,
@@ -114,17 +119,16 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
         hybridSearch(index, models, request, { lexicalWeight: config.SEARCH_LEXICAL_WEIGHT, candidates: config.SEARCH_CANDIDATES }),
     }),
     serveMetrics(nc, 'indexer', instance, metrics),
-    serveHealth(nc, 'indexer', instance, async () => ({
-      ready: !nc.isClosed(),
-      details: { index: index.kind, model: models.activeName, reindexingTo: models.targetName ?? null },
-    })),
+    serveHealth(nc, 'indexer', instance, check),
   ];
+  const healthServer = config.MEMEX_HEALTH_PORT ? await startHealthServer(config.MEMEX_HEALTH_PORT, 'indexer', instance, check) : undefined;
   logger.info({ index: index.kind, model: models.activeName }, 'indexer ready');
 
   return {
     instance,
     logger,
     async stop() {
+      healthServer?.close();
       clearInterval(recheck);
       stopWatch();
       for (const sub of subs) sub.unsubscribe();

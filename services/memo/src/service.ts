@@ -12,6 +12,7 @@ import {
   serveMemoCommands,
   serveMetrics,
   serveQuery,
+  startHealthServer,
   type ConsumerRunner,
   type Logger,
 } from '@memex/runtime';
@@ -43,7 +44,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
   const clock = overrides.clock ?? (() => new Date());
 
   const metrics = new Metrics();
-  const nc: NatsConnection = await connectNats({ url: config.NATS_URL, name: `memex-memo-${instance}`, logger });
+  const nc: NatsConnection = await connectNats({ url: config.NATS_URL, name: `memex-memo-${instance}`, logger, auth: config });
   const jsm = await jetstreamManager(nc);
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS });
   const js = jetstream(nc);
@@ -84,6 +85,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
     concurrency: config.MEMO_COMMAND_CONCURRENCY,
     metrics,
   });
+  const check = async () => ({ ready: !nc.isClosed(), details: { store: store.kind } });
   const subs = [
     serveQuery<MemoGetRequest, unknown>(nc, {
       subject: Subjects.query.memoGet,
@@ -100,8 +102,9 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
       handler: (req) => searchTitles(readModel, req),
     }),
     serveMetrics(nc, 'memo', instance, metrics),
-    serveHealth(nc, 'memo', instance, async () => ({ ready: !nc.isClosed(), details: { store: store.kind } })),
+    serveHealth(nc, 'memo', instance, check),
   ];
+  const healthServer = config.MEMEX_HEALTH_PORT ? await startHealthServer(config.MEMEX_HEALTH_PORT, 'memo', instance, check) : undefined;
   sweeper.start();
   logger.info({ store: store.kind }, 'memo service ready');
 
@@ -110,6 +113,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
     logger,
     commands,
     async stop() {
+      healthServer?.close();
       for (const sub of subs) sub.unsubscribe();
       await consumer.stop();
       await sweeper.stop();

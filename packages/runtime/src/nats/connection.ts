@@ -1,5 +1,38 @@
+import { readFileSync } from 'node:fs';
+import { credsAuthenticator, tokenAuthenticator, usernamePasswordAuthenticator } from '@nats-io/nats-core';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../logger';
+
+/** How to authenticate to NATS and verify it; from NATS_CREDS, NATS_USER/PASSWORD, NATS_TOKEN, NATS_TLS_*. */
+export interface NatsAuth {
+  NATS_CREDS?: string | undefined;
+  NATS_USER?: string | undefined;
+  NATS_PASSWORD?: string | undefined;
+  NATS_TOKEN?: string | undefined;
+  NATS_TLS_CA?: string | undefined;
+  NATS_TLS_CERT?: string | undefined;
+  NATS_TLS_KEY?: string | undefined;
+}
+
+function authOptions(auth: NatsAuth | undefined) {
+  if (!auth) return {};
+  const authenticator = auth.NATS_CREDS
+    ? credsAuthenticator(new Uint8Array(readFileSync(auth.NATS_CREDS)))
+    : auth.NATS_USER
+      ? usernamePasswordAuthenticator(auth.NATS_USER, auth.NATS_PASSWORD ?? '')
+      : auth.NATS_TOKEN
+        ? tokenAuthenticator(auth.NATS_TOKEN)
+        : undefined;
+  const tls =
+    auth.NATS_TLS_CA || auth.NATS_TLS_CERT
+      ? {
+          ...(auth.NATS_TLS_CA ? { caFile: auth.NATS_TLS_CA } : {}),
+          ...(auth.NATS_TLS_CERT ? { certFile: auth.NATS_TLS_CERT } : {}),
+          ...(auth.NATS_TLS_KEY ? { keyFile: auth.NATS_TLS_KEY } : {}),
+        }
+      : undefined;
+  return { ...(authenticator ? { authenticator } : {}), ...(tls ? { tls } : {}) };
+}
 
 export interface ConnectOptions {
   url: string;
@@ -8,14 +41,16 @@ export interface ConnectOptions {
   logger?: Logger;
   /** Give up the first connection after this long (reconnects after that never give up). */
   timeoutMs?: number;
+  auth?: NatsAuth;
 }
 
 /**
  * Connects with the settings every Memex process wants: no async stack traces (they cost two Error
  * objects per request, ~35% of request/reply throughput), endless reconnects, status logging.
  */
-export async function connectNats({ url, name, logger, timeoutMs = 5_000 }: ConnectOptions): Promise<NatsConnection> {
+export async function connectNats({ url, name, logger, timeoutMs = 5_000, auth }: ConnectOptions): Promise<NatsConnection> {
   const nc = await connect({
+    ...authOptions(auth),
     servers: url.split(',').map((s) => s.trim()),
     name,
     noAsyncTraces: true,
