@@ -4,7 +4,8 @@
  * and without a selective filter (2% of the memos), beside an exact brute-force dense scan over the
  * same vectors in the same run.
  *
- *   tsx bench/search.bench.ts [--chunks 100000] [--queries 300]
+ *   node --expose-gc --import tsx bench/search.bench.ts [--chunks 100000] [--queries 300]
+ * (--expose-gc adds the index's memory to the figures)
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -127,7 +128,21 @@ const rows = [
   await measure('exact brute-force dense scan (plain loop)', async (q) => bruteForce((await embedder.embed([q], 'query'))[0]!)),
   await measure('query embedding alone', (q) => embedder.embed([q], 'query')),
 ];
+await index.close();
+const gc = (globalThis as { gc?: () => void }).gc;
+gc?.();
+const heapBefore = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+// A restart: how long until the embedded index serves again (it loads the catalog and vectors).
+const reopenStarted = performance.now();
+const reopened = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'));
+await reopened.openModel(MODEL, embedder.dimension);
+const reopenMs = performance.now() - reopenStarted;
+const found = await reopened.countChunks(MODEL, projectId);
+gc?.();
+const heapAfter = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+rows.push(['restart: reopen and load the index', `${(reopenMs / 1000).toFixed(2)} s for ${found} chunks`]);
+if (gc) rows.push(['memory of the loaded index (heap + buffers)', `${((heapAfter - heapBefore) / 2 ** 20).toFixed(0)} MiB, ${((heapAfter - heapBefore) / found).toFixed(0)} bytes per chunk`]);
 printTable(`search over ${built} chunks, embedded index, top 10, sequential queries on one core`, rows);
 await embedder.dispose();
-await index.close();
+await reopened.close();
 dir.remove();

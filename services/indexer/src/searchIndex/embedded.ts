@@ -1,7 +1,7 @@
 import type { MemoAttributes } from '@memex/contracts';
 import { openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { EncodedDocument, SparseVector } from '@memex/text';
-import { CatalogMemory, ModelMemory, type StoredChunk } from './memory';
+import { CatalogMemory, ModelMemory } from './memory';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, IndexedChunk, SearchIndex } from './port';
 
 const SCHEMA = `
@@ -165,8 +165,32 @@ export class EmbeddedSearchIndex implements SearchIndex {
 
   private loadModel(model: string, dimension: number): void {
     const memory = new ModelMemory(dimension);
-    for (const row of this.stmts.chunksOfModel.iterate(model)) memory.add(toStoredChunk(row), decodeDense(row.dense));
+    for (const row of this.stmts.chunksOfModel.iterate(model)) this.addRow(memory, row);
     this.models.set(model, memory);
+  }
+
+  /** Ids repeat across chunks of a memo and memos of a project: keep one copy of each string. */
+  private readonly ids = new Map<string, string>();
+  private intern(id: string): string {
+    const known = this.ids.get(id);
+    if (known !== undefined) return known;
+    this.ids.set(id, id);
+    return id;
+  }
+
+  private addRow(memory: ModelMemory, row: ChunkRow): void {
+    memory.add(
+      {
+        chunkId: row.chunk_id,
+        memoId: this.intern(row.memo_id),
+        projectId: this.intern(row.project_id),
+        revision: row.revision,
+        index: row.idx,
+        content: row.content,
+      },
+      decodeDense(row.dense),
+      decodeTerms(row.terms),
+    );
   }
 
   /** Applies what this and other processes wrote since the last look. */
@@ -198,7 +222,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
       if (row) this.catalog.set(toEntry(row));
       for (const [model, memory] of this.models) {
         memory.removeMemo(memoId);
-        for (const chunk of this.stmts.chunksOfMemo.iterate(memoId, model)) memory.add(toStoredChunk(chunk), decodeDense(chunk.dense));
+        for (const row of this.stmts.chunksOfMemo.iterate(memoId, model)) this.addRow(memory, row);
       }
     }
   }
@@ -315,16 +339,4 @@ export class EmbeddedSearchIndex implements SearchIndex {
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
-}
-
-function toStoredChunk(row: ChunkRow): StoredChunk {
-  return {
-    chunkId: row.chunk_id,
-    memoId: row.memo_id,
-    projectId: row.project_id,
-    revision: row.revision,
-    index: row.idx,
-    content: row.content,
-    terms: decodeTerms(row.terms),
-  };
 }

@@ -14,8 +14,8 @@ export interface StoredChunk {
   revision: number;
   index: number;
   content: string;
-  /** Term frequencies and length in terms, for BM25. */
-  terms: EncodedDocument;
+  /** The chunk's distinct term ids (their frequencies live in the postings). */
+  termIds: Uint32Array;
 }
 
 interface Postings {
@@ -112,7 +112,8 @@ export class ModelMemory {
     return this.liveCount;
   }
 
-  add(chunk: StoredChunk, dense: Float32Array): void {
+  /** Adds a chunk with its vector and its term frequencies (`termFrequencies` of its text). */
+  add(chunk: Omit<StoredChunk, 'termIds'>, dense: Float32Array, terms: EncodedDocument): void {
     if (dense.length !== this.dimension) {
       throw new Error(`vector of dimension ${dense.length} for a model of dimension ${this.dimension}`);
     }
@@ -126,30 +127,30 @@ export class ModelMemory {
       this.lengths = lengths;
     }
     this.vectors.set(dense, slot * this.dimension);
-    this.lengths[slot] = chunk.terms.length;
-    this.slots.push(chunk);
+    this.lengths[slot] = terms.length;
+    this.slots.push({ ...chunk, termIds: Uint32Array.from(terms.indices) });
     const list = this.byMemo.get(chunk.memoId);
     if (list) list.push(slot);
     else this.byMemo.set(chunk.memoId, [slot]);
-    let terms = this.postings.get(chunk.projectId);
-    if (!terms) {
-      terms = new Map();
-      this.postings.set(chunk.projectId, terms);
+    let projectPostings = this.postings.get(chunk.projectId);
+    if (!projectPostings) {
+      projectPostings = new Map();
+      this.postings.set(chunk.projectId, projectPostings);
     }
-    const { indices, values } = chunk.terms;
+    const { indices, values } = terms;
     for (let i = 0; i < indices.length; i++) {
       const term = indices[i]!;
-      let p = terms.get(term);
+      let p = projectPostings.get(term);
       if (!p) {
         p = { slots: [], tfs: [] };
-        terms.set(term, p);
+        projectPostings.set(term, p);
       }
       p.slots.push(slot);
       p.tfs.push(values[i]!);
       this.df.set(term, (this.df.get(term) ?? 0) + 1);
     }
     this.liveCount += 1;
-    this.totalLength += chunk.terms.length;
+    this.totalLength += terms.length;
     this.mutations += 1;
   }
 
@@ -159,8 +160,8 @@ export class ModelMemory {
     for (const slot of list) {
       const chunk = this.slots[slot];
       if (!chunk) continue;
-      this.totalLength -= chunk.terms.length;
-      for (const term of chunk.terms.indices) {
+      this.totalLength -= this.lengths[slot]!;
+      for (const term of chunk.termIds) {
         const n = (this.df.get(term) ?? 1) - 1;
         if (n <= 0) this.df.delete(term);
         else this.df.set(term, n);
@@ -174,22 +175,42 @@ export class ModelMemory {
     if (this.deadCount > 4096 && this.deadCount > this.liveCount) this.compact();
   }
 
-  /** Rebuilds without dead slots (postings keep referring to slots, so both are rebuilt). */
+  /** Drops dead slots: live ones move down, and postings and memo lists follow them. */
   private compact(): void {
-    const live: { chunk: StoredChunk; dense: Float32Array }[] = [];
-    this.slots.forEach((chunk, slot) => {
-      if (chunk) live.push({ chunk, dense: this.vectors.slice(slot * this.dimension, (slot + 1) * this.dimension) });
+    const dim = this.dimension;
+    const remap = new Int32Array(this.slots.length).fill(-1);
+    const capacity = Math.max(1024, this.liveCount * 2);
+    const vectors = new Float32Array(capacity * dim);
+    const lengths = new Float32Array(capacity);
+    const slots: StoredChunk[] = [];
+    this.slots.forEach((chunk, old) => {
+      if (!chunk) return;
+      const slot = slots.length;
+      remap[old] = slot;
+      vectors.set(this.vectors.subarray(old * dim, (old + 1) * dim), slot * dim);
+      lengths[slot] = this.lengths[old]!;
+      slots.push(chunk);
     });
+    for (const terms of this.postings.values()) {
+      for (const [term, p] of terms) {
+        const kept: Postings = { slots: [], tfs: [] };
+        p.slots.forEach((old, i) => {
+          if (remap[old]! >= 0) {
+            kept.slots.push(remap[old]!);
+            kept.tfs.push(p.tfs[i]!);
+          }
+        });
+        if (kept.slots.length > 0) terms.set(term, kept);
+        else terms.delete(term);
+      }
+    }
+    for (const [memoId, list] of this.byMemo) this.byMemo.set(memoId, list.map((old) => remap[old]!));
     this.slots.length = 0;
-    this.byMemo.clear();
-    this.postings.clear();
-    this.df.clear();
-    this.liveCount = 0;
+    this.slots.push(...slots);
+    this.vectors = vectors;
+    this.lengths = lengths;
     this.deadCount = 0;
-    this.totalLength = 0;
-    this.vectors = new Float32Array(Math.max(1024, live.length * 2) * this.dimension);
-    this.lengths = new Float32Array(Math.max(1024, live.length * 2));
-    for (const { chunk, dense } of live) this.add(chunk, dense);
+    this.mutations += 1;
   }
 
   /**
