@@ -31,6 +31,7 @@ export type { HealthReport } from './health/health';
 
 export {
   API_KEY_PREFIX,
+  DEFAULT_ORGANIZATION_ID,
   DEFAULT_ORGANIZATION_NAME,
   Directory,
   DirectoryError,

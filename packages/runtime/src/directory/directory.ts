@@ -32,8 +32,9 @@ export interface OrgTokenRecord {
 
 export const API_KEY_PREFIX = 'mxp_';
 export const ORG_TOKEN_PREFIX = 'mxo_';
-/** The organization `project create` uses when none is named. */
+/** The organization `project create` uses when none is named, and its fixed id. */
 export const DEFAULT_ORGANIZATION_NAME = 'default';
+export const DEFAULT_ORGANIZATION_ID = '00000000-0000-4000-8000-000000000001';
 
 /** Keys and tokens are 256-bit random secrets, so an unsalted SHA-256 is a safe lookup key. */
 export function hashSecret(secret: string): string {
@@ -99,10 +100,22 @@ export class Directory {
     return out.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
-  /** The organization named `default`, made on first use. */
+  /**
+   * The organization named `default`, made on first use. Its id is fixed, and it is created with a
+   * create-if-absent, so two CLIs racing still make one.
+   */
   async defaultOrganization(): Promise<OrganizationRecord> {
-    const existing = (await this.listOrganizations()).find((o) => o.name === DEFAULT_ORGANIZATION_NAME);
-    return existing ?? this.createOrganization(DEFAULT_ORGANIZATION_NAME);
+    const existing = await this.getOrganization(DEFAULT_ORGANIZATION_ID);
+    if (existing) return existing;
+    const org: OrganizationRecord = { id: DEFAULT_ORGANIZATION_ID, name: DEFAULT_ORGANIZATION_NAME, createdAt: new Date().toISOString() };
+    try {
+      await this.organizations.create(org.id, encodeJson(org));
+      return org;
+    } catch {
+      const winner = await this.getOrganization(DEFAULT_ORGANIZATION_ID);
+      if (!winner) throw new DirectoryError('could not create the default organization');
+      return winner;
+    }
   }
 
   getProject(id: string): Promise<ProjectRecord | undefined> {

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Directory, DirectoryCache, connectNats, silentLogger } from '@memex/runtime';
+import { eventually, startNatsServer, type NatsServerHandle } from '@memex/testing';
+import { runTs } from '../support/processes';
+
+describe('the memex CLI', () => {
+  let nats: NatsServerHandle;
+  const memex = (...args: string[]) => runTs('packages/cli/src/main.ts', args, { NATS_URL: nats.url });
+  beforeAll(async () => {
+    nats = await startNatsServer();
+  });
+  afterAll(async () => {
+    await nats?.stop();
+  });
+
+  it('creates organizations, projects, keys and tokens; rotates and revokes keys', async () => {
+    const org = await memex('org', 'create', '--name', 'acme', '--json');
+    expect(org.code, org.stderr).toBe(0);
+    const { organization_id: orgId } = JSON.parse(org.stdout) as { organization_id: string };
+
+    const project = await memex('project', 'create', '--name', 'docs', '--org', orgId, '--json');
+    expect(project.code, project.stderr).toBe(0);
+    const created = JSON.parse(project.stdout.trim()) as { organization_id: string; project_id: string; api_key: string };
+    expect(created).toEqual({ organization_id: orgId, project_id: expect.stringMatching(/^[0-9a-f-]{36}$/), api_key: expect.stringMatching(/^mxp_/) });
+
+    const rotated = JSON.parse((await memex('key', 'rotate', '--project', created.project_id, '--json')).stdout) as { api_key: string };
+    expect(rotated.api_key).not.toBe(created.api_key);
+    const token = JSON.parse((await memex('token', 'create', '--org', orgId, '--json')).stdout) as { token: string };
+    expect(token.token).toMatch(/^mxo_/);
+
+    // What the gateway would see: the old key is gone, the new one and the token work.
+    const nc = await connectNats({ url: nats.url, name: 'cli-test' });
+    const cache = await DirectoryCache.start(await Directory.open(nc), silentLogger());
+    try {
+      expect(cache.authenticate(created.api_key)).toBeUndefined();
+      expect(cache.authenticate(rotated.api_key)).toEqual({ kind: 'project', projectId: created.project_id, organizationId: orgId });
+      expect(cache.authenticate(token.token)).toEqual({ kind: 'organization', organizationId: orgId });
+      expect((await memex('key', 'revoke', '--project', created.project_id)).code).toBe(0);
+      await eventually(() => cache.authenticate(rotated.api_key) === undefined, 5_000);
+      expect((await memex('token', 'revoke', '--token', token.token)).code).toBe(0);
+      await eventually(() => cache.authenticate(token.token) === undefined, 5_000);
+    } finally {
+      cache.stop();
+      await nc.close();
+    }
+
+    const listed = JSON.parse((await memex('org', 'list', '--json')).stdout) as { organization_id: string; name: string }[];
+    expect(listed.map((o) => o.name)).toContain('acme');
+  });
+
+  it('puts projects without --org into one default organization, even when created at once', async () => {
+    const results = await Promise.all(['a', 'b', 'c'].map((name) => memex('project', 'create', '--name', name, '--json')));
+    const orgs = new Set(results.map((r) => (JSON.parse(r.stdout) as { organization_id: string }).organization_id));
+    expect(orgs.size).toBe(1);
+    const listed = JSON.parse((await memex('org', 'list', '--json')).stdout) as { name: string }[];
+    expect(listed.filter((o) => o.name === 'default')).toHaveLength(1);
+  });
+
+  it('fails clearly on bad usage', async () => {
+    const unknown = await memex('frobnicate', 'now');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown command: frobnicate now/);
+    const missing = await memex('project', 'create');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/--name is required/);
+    const noProject = await memex('key', 'rotate', '--project', 'nope');
+    expect(noProject.code).toBe(1);
+    expect(noProject.stderr).toMatch(/No project nope/);
+    const noNats = await runTs('packages/cli/src/main.ts', ['org', 'list'], { NATS_URL: 'nats://127.0.0.1:1' });
+    expect(noNats.code).toBe(1);
+    expect(noNats.stderr).toMatch(/cannot reach NATS/);
+  });
+});
