@@ -126,37 +126,51 @@ export class Directory {
     const org = organizationId ? await this.getOrganization(organizationId) : await this.defaultOrganization();
     if (!org) throw new DirectoryError(`No organization ${organizationId}`);
     const project: ProjectRecord = { id: randomUUID(), organizationId: org.id, name, createdAt: new Date().toISOString(), keyHashes: [] };
-    const apiKey = await this.issueKey(project);
-    return { project, apiKey };
+    const { apiKey, hash } = await this.storeKey(project);
+    await this.projects.create(project.id, encodeJson({ ...project, keyHashes: [hash] }));
+    return { project: { ...project, keyHashes: [hash] }, apiKey };
   }
 
-  private async issueKey(project: ProjectRecord): Promise<string> {
+  private async storeKey(project: Pick<ProjectRecord, 'id' | 'organizationId'>): Promise<{ apiKey: string; hash: string }> {
     const apiKey = newSecret(API_KEY_PREFIX);
     const hash = hashSecret(apiKey);
     const record: ApiKeyRecord = { projectId: project.id, organizationId: project.organizationId, createdAt: new Date().toISOString() };
     await this.apiKeys.put(hash, encodeJson(record));
-    project.keyHashes = [...project.keyHashes, hash];
-    await this.projects.put(project.id, encodeJson(project));
-    return apiKey;
+    return { apiKey, hash };
+  }
+
+  /** Changes a project record with compare-and-set, so concurrent key changes never lose one. */
+  private async updateProject(projectId: string, change: (project: ProjectRecord) => ProjectRecord): Promise<{ before: ProjectRecord; after: ProjectRecord }> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const entry = await this.projects.get(projectId);
+      if (!entry || entry.operation !== 'PUT' || entry.length === 0) throw new DirectoryError(`No project ${projectId}`);
+      const before = decodeJson<ProjectRecord>(entry.value);
+      const after = change(before);
+      try {
+        await this.projects.update(projectId, encodeJson(after), entry.revision);
+        return { before, after };
+      } catch {
+        await new Promise((r) => setTimeout(r, 10 + Math.random() * 40));
+      }
+    }
+    throw new DirectoryError(`project ${projectId} is being changed by someone else; try again`);
   }
 
   /** Issues a new key and revokes every older one. */
   async rotateKey(projectId: string): Promise<string> {
     const project = await this.getProject(projectId);
     if (!project) throw new DirectoryError(`No project ${projectId}`);
-    const old = project.keyHashes;
-    const apiKey = await this.issueKey({ ...project, keyHashes: [] });
-    for (const hash of old) await this.apiKeys.delete(hash);
+    const { apiKey, hash } = await this.storeKey(project);
+    const { before } = await this.updateProject(projectId, (p) => ({ ...p, keyHashes: [hash] }));
+    for (const old of before.keyHashes) if (old !== hash) await this.apiKeys.delete(old);
     return apiKey;
   }
 
   /** Revokes every key of the project; it keeps its data and can get a new key by rotation. */
   async revokeKeys(projectId: string): Promise<number> {
-    const project = await this.getProject(projectId);
-    if (!project) throw new DirectoryError(`No project ${projectId}`);
-    for (const hash of project.keyHashes) await this.apiKeys.delete(hash);
-    await this.projects.put(project.id, encodeJson({ ...project, keyHashes: [] }));
-    return project.keyHashes.length;
+    const { before } = await this.updateProject(projectId, (p) => ({ ...p, keyHashes: [] }));
+    for (const hash of before.keyHashes) await this.apiKeys.delete(hash);
+    return before.keyHashes.length;
   }
 
   async createOrgToken(organizationId: string): Promise<string> {
