@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Chat, ChatListResponse, ChatResponse, Filter, GenerateResponse, Memo, StreamEvent } from '@memex/contracts';
-import { eventually } from '@memex/testing';
+import type { Chat, ChatListResponse, ChatResponse, Filter, GenerateResponse, StreamEvent } from '@memex/contracts';
 import { ExtractiveProvider, NOTHING_FOUND } from '@memex/agent/llm/extractive';
 import type { AnswerRequest, TokenSink } from '@memex/agent/llm/port';
+import { memoApi } from '../support/api';
 import { startStack, type Stack } from '../support/stack';
 
 /** The built-in provider, except that a question containing "explode" fails like a broken model. */
@@ -58,13 +58,8 @@ describe('chat and generate through the whole stack', () => {
   });
 
   const headers = (k = key) => ({ authorization: `Bearer ${k}` });
-  async function create(body: Record<string, unknown>, k = key): Promise<string> {
-    const res = await stack.app.inject({ method: 'POST', url: '/api/v1/memo', headers: headers(k), payload: body });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json().memo_uuid;
-  }
-  const processed = (id: string, k = key) =>
-    eventually(async () => !((await stack.app.inject({ method: 'GET', url: `/api/v1/memo/${id}`, headers: headers(k) })).json() as Memo).pending, 10_000);
+  const create = (body: Record<string, unknown>, k = key) => memoApi(stack.app, k).create(body);
+  const processed = (id: string, k = key) => memoApi(stack.app, k).processed(id);
   const chat = (payload: Record<string, unknown>, k = key) => stack.app.inject({ method: 'POST', url: '/api/v1/chat', headers: headers(k), payload });
 
   it('answers from the memos with citations, steps and a chat id, and keeps the chat', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Filter, Memo, SearchResultItem } from '@memex/contracts';
+import type { Filter, SearchResultItem } from '@memex/contracts';
 import { eventually } from '@memex/testing';
+import { memoApi } from '../support/api';
 import { startStack, type Stack } from '../support/stack';
 
 describe('processing and search through the whole stack', () => {
@@ -18,17 +19,9 @@ describe('processing and search through the whole stack', () => {
   });
 
   const headers = (k = key) => ({ authorization: `Bearer ${k}` });
-  async function create(body: Record<string, unknown>, k = key): Promise<string> {
-    const res = await stack.app.inject({ method: 'POST', url: '/api/v1/memo', headers: headers(k), payload: body });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json().memo_uuid;
-  }
-  async function get(id: string, k = key): Promise<Memo> {
-    const res = await stack.app.inject({ method: 'GET', url: `/api/v1/memo/${id}`, headers: headers(k) });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json();
-  }
-  const processed = (id: string, k = key) => eventually(async () => { const m = await get(id, k); return m.pending ? undefined : m; }, 10_000);
+  const create = (body: Record<string, unknown>, k = key) => memoApi(stack.app, k).create(body);
+  const get = (id: string, k = key) => memoApi(stack.app, k).get(id);
+  const processed = (id: string, k = key) => memoApi(stack.app, k).processed(id);
   async function search(query: string, extra: Record<string, unknown> = {}, k = key): Promise<SearchResultItem[]> {
     const res = await stack.app.inject({
       method: 'POST',

@@ -1,19 +1,10 @@
 import { describe, it, expect } from 'vitest';
+import { seededRandom } from '@memex/testing';
 import { chunkText, DEFAULT_CHUNK_OPTIONS } from './chunker.js';
 import type { Chunk, ChunkOptions } from './chunker.js';
 import { isWhitespaceCode, splitSentences } from './sentences.js';
 
-/** Small seeded PRNG (mulberry32) so the generated corpus is identical on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 const WORDS = (
   'memo vector index search chunk token the of a to and in database embedding query ' +
