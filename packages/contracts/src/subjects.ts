@@ -39,6 +39,8 @@ export type ConsumerName = (typeof Consumers)[keyof typeof Consumers];
 export const Subjects = {
   memoCommandsAll: `${ROOT}.cmd.memo.>`,
   memoCommand: (name: MemoCommandName) => `${ROOT}.cmd.memo.${token(name, 'command')}`,
+  /** The command name a memo command subject carries (its last token). */
+  memoCommandName: (subject: string) => subject.slice(`${ROOT}.cmd.memo.`.length) as MemoCommandName,
 
   memoEventsAll: `${ROOT}.evt.memo.>`,
   /** One subject per memo; DELETE purges it down to the tombstone. */

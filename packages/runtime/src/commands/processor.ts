@@ -5,6 +5,7 @@ import {
   Headers,
   MemexError,
   Streams,
+  Subjects,
   type CommandReply,
   type MemoCommandName,
   type MemoCommandPayload,
@@ -29,8 +30,6 @@ export type CommandHandlers = {
     context: CommandContext,
   ) => Promise<{ result: MemoCommandResult<N>; eventSeq?: number }>;
 };
-
-const PREFIX_LENGTH = 'memex.cmd.memo.'.length;
 
 /**
  * Takes memo commands from the work queue. A command whose deadline has passed is acknowledged and
@@ -62,7 +61,7 @@ export function serveMemoCommands(options: {
     concurrency,
     ...(metrics ? { metrics } : {}),
     handle: async (msg) => {
-      const name = msg.subject.slice(PREFIX_LENGTH) as MemoCommandName;
+      const name = Subjects.memoCommandName(msg.subject);
       const commandId = msg.headers?.get(Headers.correlationId) || `seq-${msg.seq}`;
       const requestId = msg.headers?.get(Headers.requestId) || undefined;
       const log = logger.child({ command: name, commandId, ...(requestId ? { requestId } : {}) });
