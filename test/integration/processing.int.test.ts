@@ -135,6 +135,32 @@ describe('processing and search through the whole stack', () => {
     expect((await get(id)).content).toMatch(/otters/);
   });
 
+  it('carries the request id from the HTTP request through every command and event it causes', async () => {
+    const requestId = `req-${Date.now()}`;
+    const seen = new Map<string, string | undefined>();
+    const sub = stack.nc.subscribe('memex.>', {
+      callback: (_err, msg) => {
+        if (msg.subject.startsWith('memex.cmd.') || msg.subject.startsWith('memex.evt.')) {
+          const kind = msg.subject.startsWith('memex.cmd.') ? msg.subject.split('.').at(-1)! : msg.headers?.get('Memex-Event-Type') ?? '?';
+          if (msg.headers?.get('Memex-Request-Id') === requestId) seen.set(kind, requestId);
+        }
+      },
+    });
+    try {
+      const res = await stack.app.inject({
+        method: 'POST',
+        url: '/api/v1/memo',
+        headers: { ...headers(), 'x-request-id': requestId },
+        payload: { title: 'Traced', content: 'A memo whose request id is followed. It has two sentences.' },
+      });
+      expect(res.headers['x-request-id']).toBe(requestId);
+      await processed(res.json().memo_uuid);
+      await eventually(() => ['create', 'MemoCreated', 'record-chunks', 'record-summary', 'MemoChunked', 'MemoSummarized'].every((k) => seen.has(k)), 5_000);
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
   it('answers search validation errors with the spec texts', async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ search_method: 'chunk_vector_search' }, 'Query is required'],

@@ -63,7 +63,7 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
       logger: logger.child({ consumer: Consumers.agent }),
       concurrency: config.AGENT_CONCURRENCY,
       metrics,
-      handle: (event) => summaries.handle(event),
+      handle: (event, ctx) => summaries.handle(event, ctx.logger),
       onDeadLetter: (event, error) => summaries.recordFailure(event, error),
     }),
   ];

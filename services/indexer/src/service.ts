@@ -100,7 +100,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       logger: logger.child({ consumer: Consumers.indexer }),
       concurrency: config.INDEXER_CONCURRENCY,
       metrics,
-      handle: (event) => processor.indexContent(event),
+      handle: (event, ctx) => processor.indexContent(event, ctx.logger),
       onDeadLetter: (event, error) => processor.recordFailure(event, error),
     }),
   ];

@@ -1,5 +1,5 @@
 import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
-import { Streams, type ConsumerName, type MemoEventMessage } from '@memex/contracts';
+import { Headers, Streams, type ConsumerName, type MemoEventMessage } from '@memex/contracts';
 import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/registry';
 import { decodeJson } from '../nats/codec';
@@ -43,8 +43,11 @@ export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<Co
         logger.error({ err: error, seq: msg.seq }, 'unreadable memo event skipped');
         return { kind: 'ack' };
       }
+      // The request that caused the event, so its processing logs line up with the request's.
+      const requestId = msg.headers?.get(Headers.requestId);
+      const log = requestId ? logger.child({ requestId, memoEvent: event.type }) : logger;
       try {
-        await handle(event, { streamSeq: msg.seq, deliveryCount: msg.info.deliveryCount, logger });
+        await handle(event, { streamSeq: msg.seq, deliveryCount: msg.info.deliveryCount, logger: log });
         return { kind: 'ack' };
       } catch (error) {
         return { kind: 'retry', error };

@@ -1,6 +1,6 @@
 import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/nats-core';
-import { Subjects, type ConsumerName } from '@memex/contracts';
+import { Headers, Subjects, type ConsumerName } from '@memex/contracts';
 import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/registry';
 import { CONSUMER_POLICY } from './topology';
@@ -52,6 +52,8 @@ export async function runConsumer(options: RunConsumerOptions): Promise<Consumer
   let stopping = false;
 
   const process = async (msg: JsMsg): Promise<void> => {
+    const requestId = msg.headers?.get(Headers.requestId);
+    const log = requestId ? logger.child({ requestId }) : logger;
     const heartbeat = setInterval(() => msg.working(), Math.max(1_000, policy.ackWaitMs / 3));
     const started = performance.now();
     try {
@@ -69,13 +71,13 @@ export async function runConsumer(options: RunConsumerOptions): Promise<Consumer
       }
       const attempt = msg.info.deliveryCount;
       if (attempt < policy.maxDeliver) {
-        logger.warn({ err: outcome.error, subject: msg.subject, attempt }, 'handler failed; will retry');
+        log.warn({ err: outcome.error, subject: msg.subject, attempt }, 'handler failed; will retry');
         msg.nak(backoffMs(attempt));
         handled?.inc({ consumer, outcome: 'retry' });
         return;
       }
       handled?.inc({ consumer, outcome: 'dead_letter' });
-      logger.error({ err: outcome.error, subject: msg.subject, attempt }, 'handler failed for good; dead-lettering');
+      log.error({ err: outcome.error, subject: msg.subject, attempt }, 'handler failed for good; dead-lettering');
       await deadLetter(js, consumer, msg, outcome.error);
       if (onDeadLetter) {
         try {

@@ -1,5 +1,5 @@
 import type { MemoEventMessage } from '@memex/contracts';
-import type { CommandClient } from '@memex/runtime';
+import type { CommandClient, Logger } from '@memex/runtime';
 import type { LlmProvider } from '../llm/port';
 
 /** Most tags generated per revision (client tags given at creation come on top). */
@@ -15,13 +15,14 @@ export class SummaryProcessor {
     private readonly commands: CommandClient,
   ) {}
 
-  async handle(event: MemoEventMessage): Promise<void> {
+  async handle(event: MemoEventMessage, logger?: Logger): Promise<void> {
     if (event.type !== 'MemoCreated' && event.type !== 'MemoContentChanged') return;
     const { memoId, projectId, revision, content } = event.data as { memoId: string; projectId: string; revision: number; content: string };
     if (event.memo && event.memo.revision > revision) return;
     const { summary, tags } = await this.llm.summarize(content);
     const clean = [...new Set(tags.map((t) => t.trim().toLowerCase()).filter((t) => t.length > 0 && t.length <= 100))].slice(0, MAX_GENERATED_TAGS);
-    await this.commands.send('record-summary', { projectId, memoId, revision, summary, tags: clean });
+    const requestId = (logger?.bindings() as { requestId?: string } | undefined)?.requestId;
+    await this.commands.send('record-summary', { projectId, memoId, revision, summary, tags: clean }, requestId ? { requestId } : {});
   }
 
   async recordFailure(event: MemoEventMessage, error: unknown): Promise<void> {

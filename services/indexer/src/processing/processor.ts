@@ -35,9 +35,9 @@ export class MemoProcessor {
   }
 
   /** The `indexer` consumer: chunks and embeddings for each content revision. */
-  async indexContent(event: MemoEventMessage): Promise<void> {
+  async indexContent(event: MemoEventMessage, logger: Logger = this.deps.logger): Promise<void> {
     if (event.type !== 'MemoCreated' && event.type !== 'MemoContentChanged') return;
-    const { index, models, commands, chunking, logger } = this.deps;
+    const { index, models, commands, chunking } = this.deps;
     const { memoId, projectId } = about(event);
     const { revision, content } = event.data as { revision: number; content: string };
     // Keep the catalog at least as new as this event, so the chunks become findable at once.
@@ -58,13 +58,14 @@ export class MemoProcessor {
       logger.debug({ memoId, revision }, 'chunks dropped: the memo moved on');
       return;
     }
+    const requestId = (logger.bindings() as { requestId?: string }).requestId;
     await commands.send('record-chunks', {
       projectId,
       memoId,
       revision,
       model: targets[0]!.model,
       chunks: chunks.map((c) => ({ uuid: c.chunkId, index: c.index, start: c.start, end: c.end })),
-    });
+    }, requestId ? { requestId } : {});
   }
 
   /** A revision that failed every retry: the memo shows it, instead of staying pending silently. */
