@@ -1,7 +1,7 @@
 /**
- * Two instances each of gateway, indexer and agent (`pnpm start --scale`), on real NATS, as separate
- * processes: the work is shared between instances, nothing is processed twice, and when an indexer
- * is killed the other one takes its work over.
+ * Two instances each of gateway, memo, indexer and agent (`pnpm start --scale`), on real NATS, as
+ * separate processes: the work is shared between instances, nothing is processed twice, and when an
+ * indexer is killed the other one takes its work over.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { connect } from '@nats-io/transport-node';
@@ -43,13 +43,13 @@ function counter(instances: InstanceMetrics[], service: string, name: string, la
 
 const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
 
-describe('scaled out: two gateways, indexers and agents', () => {
+describe('scaled out: two gateways, memo services, indexers and agents', () => {
   let stack: ProcessStack;
   let nc: Awaited<ReturnType<typeof connect>>;
   const ids: string[] = [];
 
   beforeAll(async () => {
-    stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0' }, ['--scale', 'gateway=2,indexer=2,agent=2', '--no-restart']);
+    stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0' }, ['--scale', 'gateway=2,indexer=2,agent=2,memo=2', '--no-restart']);
     nc = await connect({ servers: stack.natsUrl });
   }, 180_000);
   afterAll(async () => {
@@ -87,9 +87,9 @@ describe('scaled out: two gateways, indexers and agents', () => {
     const instances = await eventually(async () => {
       const all = await collectMetrics(nc, ['gateway', 'indexer', 'agent', 'memo']);
       const count = (s: string) => all.filter((i) => i.service === s).length;
-      return count('gateway') === 2 && count('indexer') === 2 && count('agent') === 2 && count('memo') === 1 ? all : undefined;
+      return count('gateway') === 2 && count('indexer') === 2 && count('agent') === 2 && count('memo') === 2 ? all : undefined;
     }, 30_000, 200);
-    expect(instances).toHaveLength(7);
+    expect(instances).toHaveLength(8);
 
     ids.push(...(await ingest(200, 0)));
     await allProcessed(ids);
@@ -104,8 +104,12 @@ describe('scaled out: two gateways, indexers and agents', () => {
     const served = counter(metrics, 'gateway', 'memex_http_requests_total', { route: '/api/v1/memo' });
     expect(served.size).toBe(2);
     for (const n of served.values()) expect(n).toBe(100);
-    // Every summary recorded once: exactly one record-summary per memo reached the memo service.
+    // Every summary recorded once: exactly one record-summary per memo reached the memo services,
+    // which shared the commands (two processes on one SQLite file).
     expect(sum(counter(metrics, 'memo', 'memex_commands_total', { command: 'record-summary', outcome: 'ok' }))).toBe(200);
+    const creates = counter(metrics, 'memo', 'memex_commands_total', { command: 'create', outcome: 'ok' });
+    expect(sum(creates)).toBe(200);
+    for (const n of creates.values()) expect(n).toBeGreaterThan(0);
 
     const jsm = await jetstreamManager(nc);
     for (const consumer of [Consumers.indexer, Consumers.agent, Consumers.indexerCatalog]) {
