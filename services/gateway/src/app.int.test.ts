@@ -233,7 +233,10 @@ describe('gateway memo routes (inject, real NATS and memo service)', () => {
     expect(doc.statusCode).toBe(200);
     const spec = doc.json();
     expect(spec.openapi).toBe('3.1.0');
-    expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/api/v1/memo', '/api/v1/memo/{memo_id}', '/api/v1/search']));
+    expect(Object.keys(spec.paths)).toEqual(
+      expect.arrayContaining(['/api/v1/memo', '/api/v1/memo/{memo_id}', '/api/v1/search', '/api/v1/chat', '/api/v1/chat/{chat_uuid}', '/api/v1/generate']),
+    );
+    expect(spec.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     const page = await app.inject({ method: 'GET', url: '/docs/' });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toMatch(/html/);
