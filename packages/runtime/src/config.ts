@@ -29,6 +29,11 @@ export const HealthPortEnv = {
   MEMEX_HEALTH_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: 'Plain-HTTP /healthz and /readyz of this process' })),
 } satisfies Record<string, TSchema>;
 
+/** The retry overrides of a service's configuration. */
+export function retryOverrides(config: { MEMEX_RETRY_LIMIT?: number | undefined; MEMEX_RETRY_BACKOFF_MS?: number | undefined }) {
+  return { maxDeliver: config.MEMEX_RETRY_LIMIT, backoffBaseMs: config.MEMEX_RETRY_BACKOFF_MS };
+}
+
 /** Schema pieces shared by every service's configuration. */
 export const CommonEnv = {
   NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222', description: 'NATS server URL(s), comma-separated' }),
@@ -45,5 +50,11 @@ export const CommonEnv = {
   NATS_TLS_CA: Type.Optional(Type.String({ description: 'CA file to verify the NATS server with' })),
   NATS_TLS_CERT: Type.Optional(Type.String({ description: 'Client certificate file for NATS mutual TLS' })),
   NATS_TLS_KEY: Type.Optional(Type.String({ description: 'Client key file for NATS mutual TLS' })),
+  MEMEX_RETRY_LIMIT: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, description: 'Deliveries of a message before it is dead-lettered (default 5-10 by consumer)' }),
+  ),
+  MEMEX_RETRY_BACKOFF_MS: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 60_000, description: 'First redelivery delay, doubling up to 30 s (default 500)' }),
+  ),
   MEMEX_FAILPOINTS: Type.Optional(Type.String({ description: 'Tests only: crash points to arm (see runtime/failpoints)' })),
 } satisfies Record<string, TSchema>;

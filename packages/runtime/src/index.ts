@@ -1,4 +1,4 @@
-export { CommonEnv, HealthPortEnv, loadEnv } from './config';
+export { CommonEnv, HealthPortEnv, loadEnv, retryOverrides } from './config';
 export { createLogger, silentLogger } from './logger';
 export type { Logger, LoggerOptions } from './logger';
 export { instanceId, onShutdown } from './lifecycle';
@@ -9,7 +9,8 @@ export { connectNats } from './nats/connection';
 export type { ConnectOptions, NatsAuth } from './nats/connection';
 export { decodeJson, encodeJson } from './nats/codec';
 export { fromNatsError } from './nats/errors';
-export { CONSUMER_POLICY, ensureTopology } from './nats/topology';
+export { CONSUMER_POLICY, consumerPolicy, ensureTopology } from './nats/topology';
+export type { ConsumerPolicy, RetryOverrides, TopologyOptions } from './nats/topology';
 export { waitForConsumer } from './nats/consistency';
 export { backoffMs, runConsumer } from './nats/consumer';
 export type { ConsumerRunner, Disposition, RunConsumerOptions } from './nats/consumer';

@@ -6,6 +6,7 @@ import {
   consumeMemoEvents,
   createLogger,
   ensureTopology,
+  retryOverrides,
   Metrics,
   serveMetrics,
   instanceId as newInstanceId,
@@ -42,7 +43,7 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
   const metrics = new Metrics();
   const nc = await connectNats({ url: config.NATS_URL, name: `memex-agent-${instance}`, logger, auth: config });
   const jsm = await jetstreamManager(nc);
-  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS });
+  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config) });
   const js = jetstream(nc);
   const llm = overrides.llm ?? (await openLlm(config));
   const commands = new CommandClient(nc, js, 30_000);
@@ -63,6 +64,7 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
       logger: logger.child({ consumer: Consumers.agent }),
       concurrency: config.AGENT_CONCURRENCY,
       metrics,
+      retry: retryOverrides(config),
       handle: (event, ctx) => summaries.handle(event, ctx.logger),
       onDeadLetter: (event, error) => summaries.recordFailure(event, error),
     }),

@@ -8,6 +8,7 @@ import {
   consumeMemoEvents,
   createLogger,
   ensureTopology,
+  retryOverrides,
   instanceId as newInstanceId,
   serveHealth,
   serveMetrics,
@@ -37,7 +38,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
   const metrics = new Metrics();
   const nc = await connectNats({ url: config.NATS_URL, name: `memex-indexer-${instance}`, logger, auth: config });
   const jsm = await jetstreamManager(nc);
-  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS });
+  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config) });
   const js = jetstream(nc);
 
   const index = await openSearchIndex(config);
@@ -92,6 +93,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       logger: logger.child({ consumer: Consumers.indexerCatalog }),
       concurrency: 32,
       metrics,
+      retry: retryOverrides(config),
       handle: (event) => processor.applyCatalog(event),
     }),
     await consumeMemoEvents({
@@ -100,6 +102,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       logger: logger.child({ consumer: Consumers.indexer }),
       concurrency: config.INDEXER_CONCURRENCY,
       metrics,
+      retry: retryOverrides(config),
       handle: (event, ctx) => processor.indexContent(event, ctx.logger),
       onDeadLetter: (event, error) => processor.recordFailure(event, error),
     }),

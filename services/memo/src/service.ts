@@ -5,6 +5,7 @@ import {
   connectNats,
   createLogger,
   ensureTopology,
+  retryOverrides,
   failpoints,
   instanceId as newInstanceId,
   Metrics,
@@ -46,7 +47,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
   const metrics = new Metrics();
   const nc: NatsConnection = await connectNats({ url: config.NATS_URL, name: `memex-memo-${instance}`, logger, auth: config });
   const jsm = await jetstreamManager(nc);
-  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS });
+  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config) });
   const js = jetstream(nc);
 
   const stores = await openMemoStores(config);
@@ -84,6 +85,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
     handlers: withPoke,
     concurrency: config.MEMO_COMMAND_CONCURRENCY,
     metrics,
+    retry: retryOverrides(config),
   });
   const check = async () => ({ ready: !nc.isClosed(), details: { store: store.kind } });
   const subs = [

@@ -15,7 +15,7 @@ import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/registry';
 import { decodeJson, encodeJson } from '../nats/codec';
 import { runConsumer, type ConsumerRunner } from '../nats/consumer';
-import { CONSUMER_POLICY } from '../nats/topology';
+import { consumerPolicy, type RetryOverrides } from '../nats/topology';
 
 export interface CommandContext {
   /** The caller's command id; the same id means the same command (dedupe on redelivery). */
@@ -43,10 +43,11 @@ export function serveMemoCommands(options: {
   handlers: CommandHandlers;
   concurrency?: number;
   metrics?: Metrics;
+  retry?: RetryOverrides;
 }): Promise<ConsumerRunner> {
-  const { nc, js, logger, handlers, concurrency = 64, metrics } = options;
+  const { nc, js, logger, handlers, concurrency = 64, metrics, retry } = options;
   const commands = metrics?.counter('memex_commands_total', 'Memo commands handled, by command and outcome');
-  const maxDeliver = CONSUMER_POLICY[Consumers.memoCommands].maxDeliver;
+  const maxDeliver = consumerPolicy(Consumers.memoCommands, retry).maxDeliver;
 
   const reply = (msg: JsMsg, body: CommandReply<unknown>) => {
     const to = msg.headers?.get(Headers.replyTo);
@@ -60,6 +61,7 @@ export function serveMemoCommands(options: {
     logger,
     concurrency,
     ...(metrics ? { metrics } : {}),
+    ...(retry ? { retry } : {}),
     handle: async (msg) => {
       const name = Subjects.memoCommandName(msg.subject);
       const commandId = msg.headers?.get(Headers.correlationId) || `seq-${msg.seq}`;

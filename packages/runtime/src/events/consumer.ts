@@ -4,6 +4,7 @@ import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/registry';
 import { decodeJson } from '../nats/codec';
 import { runConsumer, type ConsumerRunner } from '../nats/consumer';
+import type { RetryOverrides } from '../nats/topology';
 
 export interface EventContext {
   /** Position in the memo event stream. */
@@ -22,11 +23,12 @@ export interface ConsumeMemoEventsOptions {
   /** The message failed every delivery and went to the dead-letter stream. */
   onDeadLetter?: (event: MemoEventMessage, error: unknown) => Promise<void>;
   metrics?: Metrics;
+  retry?: RetryOverrides;
 }
 
 /** Runs a durable consumer of memo events; a handler that throws is retried with backoff. */
 export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<ConsumerRunner> {
-  const { js, consumer, logger, concurrency = 8, handle, onDeadLetter, metrics } = options;
+  const { js, consumer, logger, concurrency = 8, handle, onDeadLetter, metrics, retry } = options;
   const parse = (msg: JsMsg) => decodeJson<MemoEventMessage>(msg.data);
   return runConsumer({
     js,
@@ -35,6 +37,7 @@ export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<Co
     logger,
     concurrency,
     ...(metrics ? { metrics } : {}),
+    ...(retry ? { retry } : {}),
     handle: async (msg) => {
       let event: MemoEventMessage;
       try {

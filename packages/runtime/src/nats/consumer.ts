@@ -3,7 +3,7 @@ import { headers as natsHeaders } from '@nats-io/nats-core';
 import { Headers, Subjects, type ConsumerName } from '@memex/contracts';
 import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/registry';
-import { CONSUMER_POLICY } from './topology';
+import { consumerPolicy, type RetryOverrides } from './topology';
 
 export type Disposition =
   /** Done: acknowledge. */
@@ -29,11 +29,12 @@ export interface RunConsumerOptions {
   /** Called after a message is moved to the dead-letter stream. */
   onDeadLetter?: (msg: JsMsg, error: unknown) => Promise<void>;
   metrics?: Metrics;
+  retry?: RetryOverrides;
 }
 
-/** Redelivery delay after the n-th failed delivery: 0.5 s doubling, at most 30 s. */
-export function backoffMs(deliveryCount: number): number {
-  return Math.min(30_000, 500 * 2 ** Math.max(0, deliveryCount - 1));
+/** Redelivery delay after the n-th failed delivery: `baseMs` (0.5 s) doubling, at most 30 s. */
+export function backoffMs(deliveryCount: number, baseMs = 500): number {
+  return Math.min(30_000, baseMs * 2 ** Math.max(0, deliveryCount - 1));
 }
 
 /**
@@ -42,10 +43,10 @@ export function backoffMs(deliveryCount: number): number {
  * the dead-letter stream and `term()` so the message stops coming back.
  */
 export async function runConsumer(options: RunConsumerOptions): Promise<ConsumerRunner> {
-  const { js, stream, consumer, logger, concurrency, handle, onDeadLetter, metrics } = options;
+  const { js, stream, consumer, logger, concurrency, handle, onDeadLetter, metrics, retry } = options;
   const handled = metrics?.counter('memex_consumer_messages_total', 'Messages a durable consumer handled, by outcome');
   const seconds = metrics?.histogram('memex_consumer_handle_seconds', 'Time to handle one message');
-  const policy = CONSUMER_POLICY[consumer];
+  const policy = consumerPolicy(consumer, retry);
   const c = await js.consumers.get(stream, consumer);
   const messages = await c.consume({ max_messages: Math.max(1, concurrency) });
   const inFlight = new Set<Promise<void>>();
@@ -72,7 +73,7 @@ export async function runConsumer(options: RunConsumerOptions): Promise<Consumer
       const attempt = msg.info.deliveryCount;
       if (attempt < policy.maxDeliver) {
         log.warn({ err: outcome.error, subject: msg.subject, attempt }, 'handler failed; will retry');
-        msg.nak(backoffMs(attempt));
+        msg.nak(backoffMs(attempt, policy.backoffBaseMs));
         handled?.inc({ consumer, outcome: 'retry' });
         return;
       }

@@ -16,6 +16,28 @@ const MINUTE = 60_000;
 export interface TopologyOptions {
   /** JetStream replicas per stream: 1 on one server, 3 in a cluster. */
   replicas?: number;
+  retry?: RetryOverrides;
+}
+
+/** Operator overrides of the retry policy (MEMEX_RETRY_LIMIT, MEMEX_RETRY_BACKOFF_MS). */
+export interface RetryOverrides {
+  /** Deliveries of a message before it is dead-lettered, for every consumer. */
+  maxDeliver?: number | undefined;
+  /** The first redelivery delay; each further one doubles, up to 30 s. */
+  backoffBaseMs?: number | undefined;
+}
+
+export interface ConsumerPolicy {
+  maxDeliver: number;
+  ackWaitMs: number;
+  maxAckPending: number;
+  backoffBaseMs: number;
+}
+
+/** A consumer's policy with the operator's overrides applied. */
+export function consumerPolicy(name: ConsumerName, retry: RetryOverrides = {}): ConsumerPolicy {
+  const base = CONSUMER_POLICY[name];
+  return { ...base, maxDeliver: retry.maxDeliver ?? base.maxDeliver, backoffBaseMs: retry.backoffBaseMs ?? 500 };
 }
 
 /**
@@ -67,9 +89,9 @@ function streamConfigs(replicas: number): (Partial<StreamConfig> & { name: strin
   ];
 }
 
-function consumerConfigs(): { stream: string; config: Partial<ConsumerConfig> }[] {
+function consumerConfigs(retry: RetryOverrides): { stream: string; config: Partial<ConsumerConfig> }[] {
   const pull = (name: ConsumerName, stream: string, filter: string): { stream: string; config: Partial<ConsumerConfig> } => {
-    const policy = CONSUMER_POLICY[name];
+    const policy = consumerPolicy(name, retry);
     return {
       stream,
       config: {
@@ -100,7 +122,7 @@ function isNotFound(error: unknown): boolean {
  * Creates or updates every stream and durable consumer Memex uses. Idempotent; every service calls
  * it at start so any one of them can come up first.
  */
-export async function ensureTopology(jsm: JetStreamManager, { replicas = 1 }: TopologyOptions = {}): Promise<void> {
+export async function ensureTopology(jsm: JetStreamManager, { replicas = 1, retry = {} }: TopologyOptions = {}): Promise<void> {
   for (const config of streamConfigs(replicas)) {
     try {
       await jsm.streams.info(config.name);
@@ -110,7 +132,7 @@ export async function ensureTopology(jsm: JetStreamManager, { replicas = 1 }: To
       await jsm.streams.add(config);
     }
   }
-  for (const { stream, config } of consumerConfigs()) {
+  for (const { stream, config } of consumerConfigs(retry)) {
     try {
       await jsm.consumers.info(stream, config.durable_name as string);
       await jsm.consumers.update(stream, config.durable_name as string, config);
