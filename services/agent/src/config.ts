@@ -15,8 +15,8 @@ export const AgentEnv = Type.Object({
   AGENT_MAX_DISTANCE: Type.Number({
     minimum: 0,
     maximum: 1,
-    default: 0.95,
-    description: 'Chunks farther than this (1 − fused relevance) are not used as context',
+    default: 1,
+    description: 'Chunks farther than this (1 − fused relevance) are not used as context; 1 keeps all top-k',
   }),
   AGENT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 4, description: 'Memos summarized at once' }),
 });

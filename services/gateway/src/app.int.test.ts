@@ -141,7 +141,8 @@ describe('gateway memo routes (inject, real NATS and memo service)', () => {
     expect(patched.json()).toEqual({ ok: true });
     const got = await app.inject({ method: 'GET', url: `/api/v1/memo/${id}`, headers: auth() });
     expect(got.json()).toMatchObject({ title: 'New', source: 'web' });
-    const del = await app.inject({ method: 'DELETE', url: `/api/v1/memo/${id}`, headers: auth() });
+    // A bodiless DELETE that still says Content-Type: application/json, as many clients send.
+    const del = await app.inject({ method: 'DELETE', url: `/api/v1/memo/${id}`, headers: { ...auth(), 'content-type': 'application/json' } });
     expect(del.statusCode).toBe(204);
     expect(del.body).toBe('');
     expect((await app.inject({ method: 'GET', url: `/api/v1/memo/${id}`, headers: auth() })).statusCode).toBe(404);
@@ -176,6 +177,15 @@ describe('gateway memo routes (inject, real NATS and memo service)', () => {
     expect(badJson.json()).toEqual({ error: 'Request body is not valid JSON' });
     const notObject = await post([1, 2]);
     expect(notObject.statusCode).toBe(400);
+    const empty = await app.inject({ method: 'POST', url: '/api/v1/memo', headers: { ...auth(), 'content-type': 'application/json' }, payload: '' });
+    expect([empty.statusCode, empty.json()]).toEqual([400, { error: 'Request body must be a JSON object' }]);
+    const poisoned = await app.inject({
+      method: 'POST',
+      url: '/api/v1/memo',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      payload: '{"title":"x","content":"y","__proto__":{"admin":true}}',
+    });
+    expect(poisoned.statusCode).toBe(400);
     const text = await app.inject({ method: 'POST', url: '/api/v1/memo', headers: { ...auth(), 'content-type': 'text/plain' }, payload: 'hi' });
     expect(text.statusCode).toBe(415);
     const notUuid = await app.inject({ method: 'GET', url: '/api/v1/memo/not-a-uuid', headers: auth() });

@@ -45,6 +45,19 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
   app.setValidatorCompiler(() => () => true);
   // JSON only: a text/plain body is 415, not a string handed to a JSON validator.
   app.removeContentTypeParser('text/plain');
+  // Many clients send Content-Type: application/json on every request, a bodiless DELETE included:
+  // an empty body is "no body", not malformed JSON. Anything else goes to Fastify's parser, which
+  // also refuses prototype-poisoning keys.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    parseJson(request, text, done);
+  });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

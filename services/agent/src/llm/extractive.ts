@@ -1,4 +1,4 @@
-import { collapseWhitespace, extractKeyphrases, hasLexicalOverlap, scoreSentences, summarize, truncateAtWord } from '@memex/text';
+import { collapseWhitespace, extractKeyphrases, hasLexicalOverlap, scoreSentences, splitSentences, summarize, truncateAtWord } from '@memex/text';
 import type { AnswerRequest, AnswerResult, LlmProvider, Passage, TokenSink } from './port';
 
 /** What the extractive provider says when the knowledge base has nothing on the question. */
@@ -158,7 +158,17 @@ export class ExtractiveProvider implements LlmProvider {
       else memos.push({ title: p.memoTitle || 'Untitled memo', passages: [p] });
     }
     const sectionLimit = rules.brief ? 2 : 5;
-    const keyPoints = evidence(request.input, passages, rules.brief ? 3 : 5);
+    const limit = rules.brief ? 3 : 5;
+    let keyPoints = evidence(request.input, passages, limit);
+    // The passages matched through their memo's title or meaning, not their wording: lead with
+    // each one's opening sentence instead of leaving the key points empty.
+    if (keyPoints.length === 0) {
+      keyPoints = passages.slice(0, limit).map((passage) => ({
+        passage,
+        sentence: truncateAtWord(splitSentences(passage.content)[0]?.text ?? passage.content, 400),
+        score: 0,
+      }));
+    }
     if (rules.headings) out.push('## Key points', '');
     if (rules.list === 'none') out.push(keyPoints.map((e) => `${e.sentence} [${e.passage.n}]`).join(' '));
     else keyPoints.forEach((e, i) => out.push(`${bullet(i)}${e.sentence} [${e.passage.n}]`));

@@ -79,3 +79,20 @@ describe('extractive provider', () => {
     expect(tokens.length).toBeGreaterThan(5);
   });
 });
+
+describe('extractive documents from passages found by title or meaning', () => {
+  it('leads the key points with each passage\'s opening sentence when no sentence shares the prompt\'s words', async () => {
+    const { ExtractiveProvider: Provider } = await import('./extractive');
+    const passages = [{ n: 1, memoId: 'm1', memoTitle: 'Port logistics', chunkId: 'c1', content: 'Container ships unload at the cranes. Trucks carry containers inland.', distance: 0.9 }];
+    const tokens: string[] = [];
+    const result = await new Provider().answer(
+      { kind: 'generate', input: 'Write an overview of logistics', history: [], passages, search: async () => [] },
+      async (t) => {
+        tokens.push(t);
+      },
+      new AbortController().signal,
+    );
+    expect(result.text).toMatch(/## Key points\n\n- Container ships unload at the cranes\. \[1\]\n/);
+    expect(result.text).toMatch(/## Sources\n\n\[1\] Port logistics$/);
+  });
+});
