@@ -3,14 +3,15 @@
  * stored as a memo and every query sent through the real API (`chunk_vector_search` over HTTPS on the
  * stack as `pnpm start` runs it). Beside it, from the same running indexer: BM25 alone, dense alone,
  * and two other fusions of those same candidate lists (min-max 0.7/0.3, reciprocal rank).
- * A document ranks at its best chunk.
+ * A document ranks at its best chunk. Vaswani's documents have no titles; like an import that names
+ * memos by their first line, they are titled with their first words.
  *
  *   tsx bench/quality.bench.ts [--collections cranfield,vaswani]
  */
 import { parseArgs } from 'node:util';
 import { Subjects, type IndexSearchReply, type IndexSearchRequest, type Memo, type SearchResultItem } from '@memex/contracts';
 import { connectNats, query } from '@memex/runtime';
-import { fuseScores, reciprocalRankFusion } from '@memex/text';
+import { fuseScores, reciprocalRankFusion, truncateAtWord } from '@memex/text';
 import { httpsJson } from '../test/support/https';
 import { runTs } from '../test/support/processes';
 import { startProcessStack } from '../test/support/processStack';
@@ -36,7 +37,7 @@ try {
     const ids = await pool(
       docs.map((d) => async () => {
         const res = await call<{ memo_uuid: string }>('POST', '/api/v1/memo', {
-          title: (d.title || `Document ${d.id}`).slice(0, 255),
+          title: d.title || truncateAtWord(d.text.trim(), 60),
           content: d.text.trim() || d.title,
           reference_id: d.id,
         });

@@ -113,6 +113,19 @@ describe('processing and search through the whole stack', () => {
     expect((await search('glaciers ice')).map((h) => h.memo_uuid)).toContain(id);
   });
 
+  it('indexes chunks with their memo\'s title, and re-indexes them when only the title changes', async () => {
+    const id = await create({ title: 'Zebrafish regeneration', content: 'The fins grow back within two weeks after an injury.' });
+    await processed(id);
+    const lexical = async (word: string) => (await search(word, { limit: 50 })).filter((h) => h.memo_uuid === id && h.distance! < 0.5);
+    expect(await lexical('zebrafish')).toHaveLength(1);
+    const res = await stack.app.inject({ method: 'PATCH', url: `/api/v1/memo/${id}`, headers: headers(), payload: { title: 'Axolotl limbs' } });
+    expect(res.statusCode).toBe(200);
+    await eventually(async () => (await lexical('axolotl')).length === 1, 5_000);
+    expect(await lexical('zebrafish')).toEqual([]);
+    // The chunk text itself is unchanged, and search still returns only the text.
+    expect((await lexical('axolotl'))[0]!.chunk_content).toBe('The fins grow back within two weeks after an injury.');
+  });
+
   it('DELETE removes every chunk from every search method', async () => {
     const id = await create({ title: 'Ephemeral walrus', content: 'Walruses use their tusks to haul out onto ice.' });
     await processed(id);

@@ -103,7 +103,10 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       concurrency: config.INDEXER_CONCURRENCY,
       metrics,
       retry: retryOverrides(config),
-      handle: (event, ctx) => processor.indexContent(event, ctx.logger),
+      handle: async (event, ctx) => {
+        await processor.indexContent(event, ctx.logger);
+        await processor.retitle(event);
+      },
       onDeadLetter: (event, error) => processor.recordFailure(event, error),
     }),
   ];

@@ -17,11 +17,22 @@ export function chunkMemo(memoId: string, revision: number, content: string, opt
   return chunkText(content, options).map((c) => ({ chunkId: chunkId(memoId, revision, c.index), index: c.index, content: c.content, start: c.start, end: c.end }));
 }
 
-/** Dense vectors from the model, term frequencies (for BM25) from the analyzer. */
-export async function embedChunks(embedder: Embedder, chunks: readonly TextChunk[]): Promise<IndexedChunk[]> {
-  const dense = await embedder.embed(
-    chunks.map((c) => c.content),
-    'document',
-  );
-  return chunks.map((c, i) => ({ chunkId: c.chunkId, index: c.index, content: c.content, dense: dense[i]!, terms: termFrequencies(c.content) }));
+/**
+ * What a chunk is indexed as: its memo's title, then its text. A chunk deep in a long memo often
+ * never names its subject; the title does (measured on Cranfield: nDCG@10 0.355 → 0.363). The
+ * chunk's stored content, which search returns, stays the text alone.
+ */
+export function indexedText(title: string, content: string): string {
+  return title.trim() === '' ? content : `${title}\n\n${content}`;
+}
+
+/** Dense vectors from the model and term frequencies (for BM25), both of title + chunk text. */
+export async function embedChunks(
+  embedder: Embedder,
+  title: string,
+  chunks: readonly Pick<TextChunk, 'chunkId' | 'index' | 'content'>[],
+): Promise<IndexedChunk[]> {
+  const texts = chunks.map((c) => indexedText(title, c.content));
+  const dense = await embedder.embed(texts, 'document');
+  return chunks.map((c, i) => ({ chunkId: c.chunkId, index: c.index, content: c.content, dense: dense[i]!, terms: termFrequencies(texts[i]!) }));
 }

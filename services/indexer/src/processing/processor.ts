@@ -46,10 +46,12 @@ export class MemoProcessor {
     if (entry && (entry.memo === null || entry.memo.revision > revision)) return;
 
     const chunks = chunkMemo(memoId, revision, content, chunking);
+    // The catalog holds the newest title, whatever order events arrive in.
+    const title = entry?.memo?.title ?? event.memo?.title ?? '';
     let storedUnderActive = false;
     const targets = await models.writeTargets();
     for (const [i, { model, embedder }] of targets.entries()) {
-      const stored = await index.putChunks(model, { memoId, projectId, revision }, await embedChunks(embedder, chunks));
+      const stored = await index.putChunks(model, { memoId, projectId, revision }, await embedChunks(embedder, title, chunks));
       if (i === 0) storedUnderActive = stored;
     }
     this.deps.metrics?.counter('memex_revisions_indexed_total', 'Memo content revisions chunked and embedded').inc({ stored: String(storedUnderActive) });
@@ -66,6 +68,25 @@ export class MemoProcessor {
       model: targets[0]!.model,
       chunks: chunks.map((c) => ({ uuid: c.chunkId, index: c.index, start: c.start, end: c.end })),
     }, requestId ? { requestId } : {});
+  }
+
+  /**
+   * A new title changes what every chunk is indexed as (title + text): re-embed the stored chunks
+   * of the current revision. Uses the catalog's title, the newest, so out-of-order title events end
+   * on the right one. Chunks not stored yet get the new title when they are.
+   */
+  async retitle(event: MemoEventMessage): Promise<void> {
+    if (event.type !== 'MemoUpdated' || (event.data as { changes: { title?: string } }).changes.title === undefined) return;
+    const { index, models } = this.deps;
+    const { memoId, projectId } = about(event);
+    await this.applyCatalog(event);
+    const memo = (await index.getCatalog(memoId))?.memo;
+    if (!memo) return;
+    for (const { model, embedder } of await models.writeTargets()) {
+      const stored = (await index.getChunks(model, memoId)).filter((c) => c.revision === memo.revision);
+      if (stored.length === 0) continue;
+      await index.putChunks(model, { memoId, projectId, revision: memo.revision }, await embedChunks(embedder, memo.title, stored));
+    }
   }
 
   /** A revision that failed every retry: the memo shows it, instead of staying pending silently. */

@@ -176,6 +176,19 @@ export function searchIndexContract(name: string, setup: () => Promise<SearchInd
       expect(await index.countChunks(model, p)).toBe(1);
     });
 
+    it('gives back a memo\'s stored chunk texts in order', async () => {
+      const p = randomUUID();
+      const m = randomUUID();
+      const v = unit([1, 0, 1, 0, 0, 0, 0, 0]);
+      expect(await index.getChunks(model, m)).toEqual([]);
+      await index.applyCatalog({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) });
+      await index.putChunks(model, { memoId: m, projectId: p, revision: 1 }, [chunk(m, 1, 1, 'second', v), chunk(m, 1, 0, 'first', v)]);
+      expect(await index.getChunks(model, m)).toEqual([
+        { chunkId: chunkId(m, 1, 0), revision: 1, index: 0, content: 'first' },
+        { chunkId: chunkId(m, 1, 1), revision: 1, index: 1, content: 'second' },
+      ]);
+    });
+
     it('forgets a deleted memo everywhere and keeps it forgotten', async () => {
       const p = randomUUID();
       const v = unit([1, 1, 0, 0, 0, 0, 0, 0]);
@@ -184,6 +197,7 @@ export function searchIndexContract(name: string, setup: () => Promise<SearchInd
       expect(await index.searchDense(model, v, q(p))).toEqual([]);
       expect(await index.searchSparse(model, encodeQuery('deleted'), q(p))).toEqual([]);
       expect(await index.countChunks(model, p)).toBe(0);
+      expect(await index.getChunks(model, m)).toEqual([]);
       expect(await index.applyCatalog({ memoId: m, projectId: p, version: 8, memo: attrs(p, m) })).toBe(false);
       expect((await index.getCatalog(m))?.memo).toBeNull();
     });

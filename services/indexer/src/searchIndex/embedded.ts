@@ -2,7 +2,7 @@ import type { MemoAttributes } from '@memex/contracts';
 import { openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { EncodedDocument, SparseVector } from '@memex/text';
 import { CatalogMemory, ModelMemory } from './memory';
-import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, IndexedChunk, SearchIndex } from './port';
+import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, IndexedChunk, SearchIndex, StoredChunkText } from './port';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS catalog (
@@ -298,6 +298,12 @@ export class EmbeddedSearchIndex implements SearchIndex {
       this.stmts.logChange.run(memo.memoId, model, Date.now());
       return true;
     });
+  }
+
+  async getChunks(model: string, memoId: string): Promise<StoredChunkText[]> {
+    return this.stmts.chunksOfMemo
+      .all(memoId, model)
+      .map((row) => ({ chunkId: row.chunk_id, revision: row.revision, index: row.idx, content: row.content }));
   }
 
   private memory(model: string): ModelMemory | undefined {

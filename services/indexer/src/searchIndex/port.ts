@@ -34,6 +34,14 @@ export interface IndexedChunk {
   terms: EncodedDocument;
 }
 
+/** A stored chunk's text, for re-embedding it (e.g. under a new memo title). */
+export interface StoredChunkText {
+  chunkId: string;
+  revision: number;
+  index: number;
+  content: string;
+}
+
 export interface CandidateQuery {
   projectId: string;
   filters: readonly Filter[];
@@ -80,6 +88,9 @@ export interface SearchIndex {
    * when the catalog catches up.
    */
   putChunks(model: string, memo: { memoId: string; projectId: string; revision: number }, chunks: readonly IndexedChunk[]): Promise<boolean>;
+
+  /** The stored chunks of a memo under `model` (any revision stored), in order; empty if none. */
+  getChunks(model: string, memoId: string): Promise<StoredChunkText[]>;
 
   searchDense(model: string, vector: Float32Array, query: CandidateQuery): Promise<ChunkCandidate[]>;
   searchSparse(model: string, vector: SparseVector, query: CandidateQuery): Promise<ChunkCandidate[]>;

@@ -32,7 +32,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import type { MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, weighDocument, type EncodedDocument, type SparseVector } from '@memex/text';
-import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, IndexedChunk, SearchIndex } from './port';
+import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, IndexedChunk, SearchIndex, StoredChunkText } from './port';
 import {
   FILTER_KEYWORD_FIELDS,
   filterPayload,
@@ -485,6 +485,39 @@ export class QdrantSearchIndex implements SearchIndex {
         score: p.score,
       };
     });
+  }
+
+  async getChunks(model: string, memoId: string): Promise<StoredChunkText[]> {
+    const collection = await this.resolve(model);
+    if (!collection) return [];
+    const out: StoredChunkText[] = [];
+    let offset: Schemas['ExtendedPointId'] | undefined;
+    try {
+      do {
+        const page = await this.client.scroll(collection, {
+          filter: { must: [eq('memoId', memoId)] },
+          limit: SCROLL_PAGE,
+          with_payload: ['chunkId', 'revision', 'chunkIndex', 'content'],
+          with_vector: false,
+          ...(offset === undefined ? {} : { offset }),
+        });
+        for (const point of page.points) {
+          const payload = point.payload ?? {};
+          out.push({
+            chunkId: typeof payload.chunkId === 'string' ? payload.chunkId : String(point.id),
+            revision: payload.revision as number,
+            index: payload.chunkIndex as number,
+            content: payload.content as string,
+          });
+        }
+        offset = (page.next_page_offset ?? undefined) as Schemas['ExtendedPointId'] | undefined;
+      } while (offset !== undefined);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      this.collections.delete(model);
+      return [];
+    }
+    return out.sort((a, b) => a.revision - b.revision || a.index - b.index);
   }
 
   async searchDense(model: string, vector: Float32Array, query: CandidateQuery): Promise<ChunkCandidate[]> {

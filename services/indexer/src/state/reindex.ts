@@ -97,7 +97,8 @@ export class Reindexer {
             // Only the revision the catalog holds now is worth embedding; older ones are dropped anyway.
             if (!entry || (entry.memo !== null && entry.memo.revision === revision)) {
               const chunks = chunkMemo(memoId, revision, content, chunking);
-              await index.putChunks(model, { memoId, projectId, revision }, await embedChunks(embedder, chunks));
+              const title = entry?.memo?.title ?? event.memo?.title ?? '';
+              await index.putChunks(model, { memoId, projectId, revision }, await embedChunks(embedder, title, chunks));
             }
           }
           if (msg.info.pending === 0 || msg.seq >= total) {
