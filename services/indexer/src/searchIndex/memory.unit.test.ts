@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { termFrequencies } from '@memex/text';
-import { encodeQuery } from '@memex/text';
+import { encodeQuery, termFrequencies } from '@memex/text';
+import { attrs } from './contract';
 import { CatalogMemory, ModelMemory } from './memory';
 
 describe('ModelMemory', () => {
@@ -14,20 +14,7 @@ describe('ModelMemory', () => {
         memoId,
         projectId: 'p',
         version: 1,
-        memo: {
-          projectId: 'p',
-          memoId,
-          revision: 1,
-          title: `t${m}`,
-          summary: '',
-          source: null,
-          clientReferenceId: null,
-          memoType: 'text',
-          tags: [],
-          metadata: {},
-          archived: false,
-          expirationDate: null,
-        },
+        memo: attrs('p', memoId, { title: `t${m}` }),
       });
       const text = m % 2 === 0 ? `even alpha ${m}` : `odd beta ${m}`;
       const angle = (m / memos) * Math.PI;
