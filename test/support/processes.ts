@@ -4,11 +4,17 @@ import { REPO_ROOT } from './paths';
 
 /** Runs a TypeScript entry point of the repo with tsx, as `pnpm start` does. */
 export function spawnTs(entry: string, args: string[], env: Record<string, string>, options: { quiet?: boolean } = {}): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, entry), ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, entry), ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: options.quiet === false ? 'inherit' : ['ignore', 'pipe', 'pipe'],
   });
+  // A test process that ends without stopping it (a failed hook, a timeout) asks it to stop too;
+  // SIGTERM, so a stack it started shuts its own children down.
+  const stopOnExit = () => child.kill('SIGTERM');
+  process.once('exit', stopOnExit);
+  child.once('exit', () => process.off('exit', stopOnExit));
+  return child;
 }
 
 /** Runs a TypeScript entry point to completion and returns its output. */

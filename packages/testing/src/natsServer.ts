@@ -53,6 +53,10 @@ export async function startNatsServer(extraArgs: string[] = []): Promise<NatsSer
     stdio: 'ignore',
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A test process that ends without stopping its server (a failed hook, a timeout) takes it along.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  void exited.then(() => process.off('exit', killOnExit));
   await waitForPort(port);
   return {
     url: `nats://127.0.0.1:${port}`,
