@@ -25,6 +25,8 @@ export interface MemoHandlerDeps {
 }
 
 interface Executed {
+  /** The state the command was decided on (the last one read, after any retries). */
+  before: MemoState;
   state: MemoState;
   eventSeq?: number;
   /** False when the command changed nothing (already applied, stale revision, no-op). */
@@ -54,8 +56,8 @@ export class MemoCommandService {
 
   /** Writes the read model from the stream as it now stands (idempotent; used after crashes too). */
   async project(streamName: string): Promise<void> {
-    const { version, events } = await this.deps.store.readStream(streamName);
     if (!streamName.startsWith('memo-')) return;
+    const { version, events } = await this.deps.store.readStream(streamName);
     const state = fold(toDomainEvents(events));
     await this.projectState(state, version);
   }
@@ -80,10 +82,10 @@ export class MemoCommandService {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const { state, version, events: stored } = await this.load(projectId, memoId);
       // A redelivered command that already ran: answer as the first run did.
-      if (stored.some((e) => e.meta.commandId === context.commandId)) return { state, applied: false };
+      if (stored.some((e) => e.meta.commandId === context.commandId)) return { before: state, state, applied: false };
       const now = this.deps.clock().toISOString();
       const decided = decide(command(now), state);
-      if (decided.length === 0) return { state, applied: false };
+      if (decided.length === 0) return { before: state, state, applied: false };
 
       let next = state;
       const events: NewEvent[] = decided.map((event) => {
@@ -108,7 +110,7 @@ export class MemoCommandService {
         this.deps.failpoint?.('memo.after-append');
         await this.projectState(next, appended.nextVersion);
         const eventSeq = await this.deps.publisher.publish(appended.events);
-        return { state: next, applied: true, ...(eventSeq !== undefined ? { eventSeq } : {}) };
+        return { before: state, state: next, applied: true, ...(eventSeq !== undefined ? { eventSeq } : {}) };
       } catch (error) {
         if (error instanceof VersionConflictError) {
           await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
@@ -121,16 +123,15 @@ export class MemoCommandService {
   }
 
   /** Finds the memo a route addresses, in the caller's project for reference ids, anywhere for UUIDs. */
-  async resolve(projectId: string, ref: MemoRef): Promise<{ memoId: string; ownerProjectId: string }> {
-    if (ref.idType === 'memo_uuid') {
-      if (!isUuid(ref.id)) throw new MemexError('MemoNotFound');
-      const record = await this.deps.readModel.get(ref.id.toLowerCase());
-      if (!record) throw new MemexError('MemoNotFound');
-      return { memoId: record.memo.uuid, ownerProjectId: record.projectId };
-    }
-    const record = await this.deps.readModel.findByReference(projectId, ref.id);
+  async resolve(projectId: string, ref: MemoRef): Promise<{ memoId: string; ownerProjectId: string; referenceId: string | null }> {
+    const record =
+      ref.idType === 'memo_uuid'
+        ? isUuid(ref.id)
+          ? await this.deps.readModel.get(ref.id.toLowerCase())
+          : undefined
+        : await this.deps.readModel.findByReference(projectId, ref.id);
     if (!record) throw new MemexError('MemoNotFound');
-    return { memoId: record.memo.uuid, ownerProjectId: record.projectId };
+    return { memoId: record.memo.uuid, ownerProjectId: record.projectId, referenceId: record.memo.client_reference_id };
   }
 
   handlers(): CommandHandlers {
@@ -144,26 +145,28 @@ export class MemoCommandService {
       },
 
       update: async ({ projectId, ref, input }, ctx) => {
-        const { memoId, ownerProjectId } = await this.resolve(projectId, ref);
+        const { memoId, ownerProjectId, referenceId } = await this.resolve(projectId, ref);
         if (ownerProjectId !== projectId) throw new MemexError('ResourceNotInProject');
-        const before = (await this.load(ownerProjectId, memoId)).state;
-        const oldReference = before.status === 'active' ? before.memo.clientReferenceId : null;
         const newReference = input.clientReferenceId;
-        const changesReference = newReference !== undefined && newReference !== oldReference;
+        const changesReference = newReference !== undefined && newReference !== referenceId;
         if (changesReference && newReference !== null) await references.claim(projectId, newReference, memoId);
         const done = await this.execute(ownerProjectId, memoId, (now) => ({ type: 'UpdateMemo', projectId, input, now }), ctx);
-        if (changesReference && done.applied && oldReference !== null) await references.release(projectId, oldReference, memoId);
+        // Release what the memo held when the update was decided, not what the read model said before.
+        const oldReference = done.before.status === 'active' ? done.before.memo.clientReferenceId : null;
+        if (done.applied && oldReference !== null && newReference !== undefined && oldReference !== newReference) {
+          await references.release(projectId, oldReference, memoId);
+        }
         return { result: { memoId }, ...seq(done) };
       },
 
       delete: async ({ projectId, ref }, ctx) => {
         const { memoId, ownerProjectId } = await this.resolve(projectId, ref);
         if (ownerProjectId !== projectId) throw new MemexError('ResourceNotInProject');
-        const before = (await this.load(ownerProjectId, memoId)).state;
         const done = await this.execute(ownerProjectId, memoId, (now) => ({ type: 'DeleteMemo', projectId, now }), ctx, {
           erase: true,
         });
-        if (before.status === 'active' && before.memo.clientReferenceId !== null) {
+        const { before } = done;
+        if (done.applied && before.status === 'active' && before.memo.clientReferenceId !== null) {
           await references.release(projectId, before.memo.clientReferenceId, memoId, { erase: true });
         }
         return { result: { memoId }, ...seq(done) };

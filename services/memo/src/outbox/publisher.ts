@@ -90,7 +90,11 @@ export class OutboxPublisher {
         const batch = await this.options.store.readUnpublished({ limit: 500, ...(olderThan ? { olderThan } : {}) });
         if (batch.length === 0) return;
         const byStream = new Map<string, StoredEvent[]>();
-        for (const e of batch) byStream.set(e.streamName, [...(byStream.get(e.streamName) ?? []), e]);
+        for (const e of batch) {
+          const events = byStream.get(e.streamName);
+          if (events) events.push(e);
+          else byStream.set(e.streamName, [e]);
+        }
         for (const [streamName, events] of byStream) {
           await this.options.project(streamName);
           await this.publish(events);
