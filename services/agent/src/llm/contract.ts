@@ -53,6 +53,18 @@ const MEMO =
   'Consumers acknowledge each message, and unacknowledged messages are delivered again after a timeout. ' +
   'Streams can be replicated across three servers for durability.';
 
+/** A chat request over `contractPassages`, with overrides: what every provider test starts from. */
+export function contractRequest(overrides: Partial<AnswerRequest> = {}): AnswerRequest {
+  return {
+    kind: 'chat',
+    input: 'How does JetStream store messages?',
+    history: [],
+    passages: contractPassages,
+    search: async () => [],
+    ...overrides,
+  };
+}
+
 export function citedNumbers(text: string): number[] {
   return [...text.matchAll(/\[(\d+(?:\s*[,;]\s*\d+)*)\]/g)].flatMap((m) => m[1]!.split(/[,;]/).map((s) => Number(s.trim())));
 }
@@ -66,14 +78,7 @@ export function llmContract(name: string, setup: () => Promise<LlmFixture>, opti
     let fixture: LlmFixture;
     let provider: LlmProvider;
     const script = (reply: ScriptedReply) => fixture.script?.(reply);
-    const request = (overrides: Partial<AnswerRequest> = {}): AnswerRequest => ({
-      kind: 'chat',
-      input: 'How does JetStream store messages?',
-      history: [],
-      passages: contractPassages,
-      search: async () => [],
-      ...overrides,
-    });
+    const request = contractRequest;
 
     beforeAll(async () => {
       fixture = await setup();

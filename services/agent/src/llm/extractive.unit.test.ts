@@ -1,18 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { citedNumbers, contractPassages } from './contract';
+import { citedNumbers, contractPassages, contractRequest } from './contract';
 import { ExtractiveProvider, NOTHING_FOUND, parseRules, titleFromPrompt, wordTokens } from './extractive';
 import type { AnswerRequest } from './port';
 
 const provider = new ExtractiveProvider();
 const never = () => new AbortController().signal;
-const request = (overrides: Partial<AnswerRequest> = {}): AnswerRequest => ({
-  kind: 'chat',
-  input: 'How does JetStream store messages?',
-  history: [],
-  passages: contractPassages,
-  search: async () => [],
-  ...overrides,
-});
+const request = contractRequest;
 const answer = async (overrides: Partial<AnswerRequest> = {}) => (await provider.answer(request(overrides), async () => undefined, never())).text;
 
 describe('extractive provider', () => {

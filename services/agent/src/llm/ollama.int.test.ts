@@ -1,9 +1,9 @@
 import { createServer } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startOllamaPeer, type OllamaPeer } from '../testing/ollamaPeer';
-import { contractPassages, llmContract } from './contract';
+import { contractPassages, contractRequest, llmContract } from './contract';
 import { OllamaError, OllamaProvider, OllamaTimeoutError, type OllamaProviderOptions } from './ollama';
-import type { AnswerRequest, Passage } from './port';
+import type { Passage } from './port';
 
 const MODEL = 'llama3.1:8b';
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -67,14 +67,7 @@ describe('Ollama provider against a scripted peer', () => {
   let peer: OllamaPeer;
   const provider = (options: Partial<OllamaProviderOptions> = {}) =>
     new OllamaProvider({ host: peer.url, model: MODEL, numCtx: 4096, timeoutMs: 5_000, maxToolCalls: 2, ...options });
-  const request = (overrides: Partial<AnswerRequest> = {}): AnswerRequest => ({
-    kind: 'chat',
-    input: 'How does JetStream store messages?',
-    history: [],
-    passages: contractPassages,
-    search: async () => [],
-    ...overrides,
-  });
+  const request = contractRequest;
   const never = () => new AbortController().signal;
   const ignore = async () => undefined;
 
