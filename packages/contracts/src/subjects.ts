@@ -56,6 +56,8 @@ export const Subjects = {
   /** Core NATS request/reply, served in queue groups named after the service. */
   query: {
     memoGet: `${ROOT}.q.memo.get`,
+    /** A route's memo address (uuid or reference id) → the memo's uuid and owner. */
+    memoResolve: `${ROOT}.q.memo.resolve`,
     memoTitleSearch: `${ROOT}.q.memo.title-search`,
     indexSearch: `${ROOT}.q.index.search`,
     indexStatus: `${ROOT}.q.index.status`,
@@ -97,8 +99,7 @@ export type MemoCommandName =
   | 'delete'
   | 'record-chunks'
   | 'record-summary'
-  | 'record-processing-failure'
-  | 'archive';
+  | 'record-processing-failure';
 
 export const Buckets = {
   /** sha256(api key) → ApiKeyRecord. */
