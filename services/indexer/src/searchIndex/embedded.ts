@@ -1,5 +1,5 @@
 import type { MemoAttributes } from '@memex/contracts';
-import { openSqlite, type SqliteDatabase } from '@memex/runtime';
+import { checkpointAfterErase, openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { EncodedDocument, SparseVector } from '@memex/text';
 import { CatalogMemory, ModelMemory } from './memory';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, IndexedChunk, SearchIndex, StoredChunkText } from './port';
@@ -236,7 +236,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
   }
 
   async applyCatalog(update: CatalogUpdate): Promise<boolean> {
-    return this.write(() => {
+    const applied = this.write(() => {
       const row = this.stmts.catalogRow.get(update.memoId);
       if (row && row.version >= update.version) return false;
       const previous = row?.memo ? (JSON.parse(row.memo) as MemoAttributes) : null;
@@ -247,6 +247,9 @@ export class EmbeddedSearchIndex implements SearchIndex {
       this.stmts.logChange.run(update.memoId, null, Date.now());
       return true;
     });
+    // An erased memo's chunk text and attributes: zeroed in the file (secure_delete), and gone from the WAL.
+    if (applied && update.memo === null) checkpointAfterErase(this.db);
+    return applied;
   }
 
   async getCatalog(memoId: string): Promise<CatalogEntry | undefined> {
