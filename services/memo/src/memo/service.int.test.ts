@@ -167,6 +167,27 @@ describe('memo service over NATS', () => {
     expect((await get(memoId)).summary).toBe('');
   });
 
+  it('keeps every command, event and reply of a 16 MiB memo with ~21k chunks under max_payload', async () => {
+    const big = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(Math.floor((16 * 1024 * 1024) / 57));
+    const { memoId } = await create({ content: big });
+    const chunks = Array.from({ length: Math.ceil(big.length / 800) }, (_, i) => ({ start: i * 800, end: Math.min(big.length, i * 800 + 900) }));
+    expect(chunks.length).toBeGreaterThan(20_000);
+    const layout = packChunks(chunks);
+    const command = { projectId, memoId, revision: 1, model: 'm', chunks: layout, sealed: await ring.sealJson(projectId, memoId, { firstChunk: big.slice(0, 900) }) };
+    const maxPayload = nc.info!.max_payload;
+    expect(JSON.stringify(command).length).toBeLessThan(maxPayload / 2);
+    await client.send('record-chunks', command);
+    await summarize(memoId, 1, 'Lorem.', []);
+    const view = await get(memoId);
+    expect(view).toMatchObject({ pending: false, content_length: big.length, chunk_layout: { count: chunks.length } });
+    expect(JSON.stringify(view).length).toBeLessThan(maxPayload / 2);
+    expect((await text(view)) === big).toBe(true);
+    // The bus copy of MemoChunked, sealed, fits as well (it was published: the command succeeded).
+    const subject = Subjects.memoEvents(projectId, memoId);
+    const info = await jsm.streams.info(Streams.memoEvents, { subjects_filter: subject });
+    expect(info.state.subjects?.[subject]).toBe(4);
+  }, 60_000);
+
   it('DELETE erases the memo: read model, event stream down to a tombstone, bus messages purged', async () => {
     const secret = `secret-${randomUUID()}`;
     const { memoId } = await create({ content: secret, referenceId: `del-${secret}` });
