@@ -5,7 +5,7 @@ export { instanceId, onShutdown } from './lifecycle';
 export { checkpointAfterErase, openSqlite } from './sqlite';
 export type { SqliteDatabase } from './sqlite';
 
-export { connectNats } from './nats/connection';
+export { PING_INTERVAL_MS, connectNats, natsConnected } from './nats/connection';
 export type { ConnectOptions, NatsAuth } from './nats/connection';
 export { decodeJson, encodeJson } from './nats/codec';
 export { fromNatsError } from './nats/errors';
@@ -28,7 +28,9 @@ export type { ConsumeMemoEventsOptions, EventContext } from './events/consumer';
 
 export { pingService, serveHealth } from './health/health';
 export { startHealthServer } from './health/httpHealth';
+export { readinessProbe } from './health/readiness';
 export type { HealthReport } from './health/health';
+export type { Readiness } from './health/readiness';
 
 export {
   API_KEY_PREFIX,
