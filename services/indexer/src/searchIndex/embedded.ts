@@ -105,7 +105,7 @@ function toEntry(row: CatalogRow): CatalogEntry {
 
 /**
  * The embedded search index: SQLite in the data directory is the durable copy; searches run on an
- * in-memory copy (int8 vectors with an HNSW graph per large project, rescored with the stored floats;
+ * in-memory copy (int8 vectors with an HNSW graph per large project, best candidates rescored with the stored floats;
  * exact scans for small projects and selective filters). Several indexer processes may share
  * the file: each write logs the memo it touched, and before every read a process applies the log
  * entries written by others since its last look (`PRAGMA data_version` makes the check nearly free).
@@ -171,7 +171,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
   private loadModel(model: string, dimension: number): void {
     const memory = new ModelMemory(dimension, 1024, {
       dense: this.options.dense,
-      // Memory holds int8 codes; the best candidates are rescored with the stored float vectors.
+      // Memory holds int8 vectors; the few best candidates are rescored with the stored floats.
       fullVector: (chunkId) => {
         const row = this.stmts.denseOf.get(model, chunkId);
         return row ? decodeDense(row.dense) : undefined;
@@ -318,6 +318,12 @@ export class EmbeddedSearchIndex implements SearchIndex {
     return this.stmts.chunksOfMemo
       .all(memoId, model)
       .map((row) => ({ chunkId: row.chunk_id, revision: row.revision, index: row.idx, content: row.content }));
+  }
+
+  /** The in-memory side of a model, up to date (for benchmarks that time one ranking alone). */
+  modelMemory(model: string): { memory: ModelMemory; catalog: CatalogMemory } | undefined {
+    const memory = this.memory(model);
+    return memory ? { memory, catalog: this.catalog } : undefined;
   }
 
   private memory(model: string): ModelMemory | undefined {
