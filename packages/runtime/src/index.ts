@@ -2,7 +2,7 @@ export { CommonEnv, HealthPortEnv, loadEnv, retryOverrides } from './config';
 export { createLogger, silentLogger } from './logger';
 export type { Logger, LoggerOptions } from './logger';
 export { instanceId, onShutdown } from './lifecycle';
-export { openSqlite } from './sqlite';
+export { checkpointAfterErase, openSqlite } from './sqlite';
 export type { SqliteDatabase } from './sqlite';
 
 export { PING_INTERVAL_MS, connectNats, natsConnected } from './nats/connection';
@@ -23,7 +23,7 @@ export type { CommandContext, CommandHandlers } from './commands/processor';
 export { query, serveQuery } from './queries/query';
 export type { QueryContext, QueryHandler, QueryOptions } from './queries/query';
 
-export { consumeMemoEvents } from './events/consumer';
+export { consumeMemoEvents, openEvent } from './events/consumer';
 export type { ConsumeMemoEventsOptions, EventContext } from './events/consumer';
 
 export { pingService, serveHealth } from './health/health';
@@ -60,3 +60,11 @@ export { Counter, Gauge, Histogram, LATENCY_BUCKETS, Metrics, renderPrometheus }
 export type { Labels, MetricFamily } from './metrics/registry';
 export { collectMetrics, serveMetrics } from './metrics/serve';
 export type { InstanceMetrics } from './metrics/serve';
+
+export { BlobIntegrityError, collect, verifyBlob } from './blobs/port';
+export type { BlobSource, BlobStore } from './blobs/port';
+export { NatsBlobStore } from './blobs/nats';
+export { GridFsBlobStore } from './blobs/gridfs';
+export { KeyErasedError, Keyring, SealBrokenError, isKeyErased } from './keyring/keyring';
+export type { KeyringOptions } from './keyring/keyring';
+export { ContentStore, openBlobStore } from './blobs/content';

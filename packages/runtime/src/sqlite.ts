@@ -16,9 +16,22 @@ export function openSqlite(path: string): SqliteDatabase {
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 10000');
   db.pragma('foreign_keys = ON');
+  // Deleted rows are overwritten with zeros, not just unlinked: a delete must erase (see docs/erasure.md).
+  db.pragma('secure_delete = ON');
   // Fewer, larger checkpoints: each one is a latency spike for the writer.
   db.pragma('wal_autocheckpoint = 10000');
   return db;
+}
+
+/**
+ * After an erasure: copies the WAL into the database and truncates it, so the erased rows' earlier
+ * page images (still in WAL frames) are gone from disk too. Another process reading at that moment
+ * can keep the WAL from being reset; the next call (or SQLite's own checkpoint) finishes the job.
+ */
+export function checkpointAfterErase(db: SqliteDatabase): { busy: boolean } {
+  if (!db.open || db.memory) return { busy: false };
+  const [row] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+  return { busy: (row?.busy ?? 0) !== 0 };
 }
 
 /**

@@ -1,8 +1,9 @@
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { Streams, type MemoEventMessage } from '@memex/contracts';
-import { decodeJson, type IndexState, type IndexStateStore, type Logger } from '@memex/runtime';
+import { Streams, type ContentRef, type MemoEventMessage } from '@memex/contracts';
+import { decodeJson, isKeyErased, openEvent, type ContentStore, type IndexState, type IndexStateStore, type Logger } from '@memex/runtime';
 import type { ChunkOptions } from '@memex/text';
 import { chunkMemo, embedChunks } from '../processing/chunks';
+import { readContent } from '../processing/processor';
 import type { SearchIndex } from '../searchIndex/port';
 import type { Embedder } from '../embedding/embedder';
 import type { ModelSet } from './models';
@@ -19,6 +20,7 @@ export interface ReindexerDeps {
   models: ModelSet;
   store: IndexStateStore;
   chunking: ChunkOptions;
+  content: ContentStore;
   instance: string;
   logger: Logger;
   clock?: () => number;
@@ -108,17 +110,25 @@ export class Reindexer {
             return;
           }
           replayed += 1;
-          const event = decodeJson<MemoEventMessage>(msg.data);
-          if (event.type === 'MemoCreated' || event.type === 'MemoContentChanged') {
-            const { memoId, projectId, revision, content } = event.data as {
+          const sealedEvent = decodeJson<MemoEventMessage>(msg.data);
+          if (sealedEvent.type === 'MemoCreated' || sealedEvent.type === 'MemoContentChanged') {
+            // An erased memo's events no longer open: nothing to index.
+            const event = await openEvent(this.deps.content.keyring, sealedEvent).catch((error: unknown) => {
+              if (isKeyErased(error)) return undefined;
+              throw error;
+            });
+            const { memoId, projectId, revision, content: ref } = (event?.data ?? {}) as {
               memoId: string;
               projectId: string;
               revision: number;
-              content: string;
+              content: ContentRef;
             };
-            const entry = await index.getCatalog(memoId);
+            const entry = event ? await index.getCatalog(memoId) : undefined;
             // Only the revision the catalog holds now is worth embedding; older ones are dropped anyway.
-            if (!entry || (entry.memo !== null && entry.memo.revision === revision)) {
+            const content = event && (!entry || (entry.memo !== null && entry.memo.revision === revision))
+              ? await readContent(this.deps.content, projectId, memoId, ref)
+              : undefined;
+            if (event && content !== undefined) {
               const chunks = chunkMemo(memoId, revision, content, chunking);
               const title = entry?.memo?.title ?? event.memo?.title ?? '';
               await index.putChunks(model, { memoId, projectId, revision }, await embedChunks(embedder, title, chunks));
