@@ -19,6 +19,7 @@ import {
 } from '@memex/runtime';
 import type { IndexerConfig } from './config';
 import { loadEmbedder } from './embedding/embedder';
+import { loadRemoteEmbedder, parseRemoteModel } from './embedding/remote';
 import { MemoProcessor } from './processing/processor';
 import { hybridSearch } from './search/hybrid';
 import { ModelSet } from './state/models';
@@ -43,15 +44,31 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
 
   const index = await openSearchIndex(config);
   const models = new ModelSet(
-    (model) =>
-      loadEmbedder({
+    (model) => {
+      const remote = parseRemoteModel(model);
+      if (remote) {
+        if (!config.EMBEDDING_URL) throw new Error(`EMBEDDING_URL is needed for the remote embedding model ${model}`);
+        return loadRemoteEmbedder({
+          modelId: model,
+          api: remote.api,
+          model: remote.name,
+          baseUrl: config.EMBEDDING_URL,
+          ...(config.EMBEDDING_API_KEY ? { apiKey: config.EMBEDDING_API_KEY } : {}),
+          batchSize: config.EMBEDDING_BATCH_SIZE,
+          queryPrefix: config.EMBEDDING_QUERY_PREFIX,
+          documentPrefix: config.EMBEDDING_DOCUMENT_PREFIX,
+          timeoutMs: config.EMBEDDING_TIMEOUT_MS,
+        });
+      }
+      return loadEmbedder({
         model,
         modelsDir: config.MEMEX_MODELS_DIR,
         allowRemote: config.MEMEX_ALLOW_REMOTE_MODELS,
         batchSize: config.EMBEDDING_BATCH_SIZE,
         queryPrefix: config.EMBEDDING_QUERY_PREFIX,
         documentPrefix: config.EMBEDDING_DOCUMENT_PREFIX,
-      }),
+      });
+    },
     index,
     logger,
   );
