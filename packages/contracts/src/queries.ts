@@ -35,6 +35,8 @@ export interface IndexSearchRequest {
    * distance = 1 − bm25/max (lexical) or 1 − cosine (dense).
    */
   ranking?: 'hybrid' | 'lexical' | 'dense';
+  /** Fused candidates considered for reranking (default: the indexer's RERANKER_CANDIDATES, at least `limit`). */
+  candidates?: number;
   /** Fused candidates farther than this are dropped before reranking (rag_config's similarity_threshold as 1 − it). */
   maxDistance?: number;
   /**

@@ -25,6 +25,7 @@ import { hybridSearch } from './search/hybrid';
 import { ModelSet } from './state/models';
 import { Reindexer } from './state/reindex';
 import { openSearchIndex } from './stores';
+import { openReranker } from './reranking/open';
 
 export interface IndexerService {
   readonly instance: string;
@@ -43,6 +44,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
   const js = jetstream(nc);
 
   const index = await openSearchIndex(config);
+  const reranker = await openReranker(config);
   const models = new ModelSet(
     (model) => {
       const remote = parseRemoteModel(model);
@@ -130,7 +132,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
 
   const check = async () => ({
     ready: !nc.isClosed(),
-    details: { index: index.kind, model: models.activeName, reindexingTo: models.targetName ?? null },
+    details: { index: index.kind, model: models.activeName, reindexingTo: models.targetName ?? null, reranker: reranker?.name ?? null },
   });
   const subs = [
     serveQuery<IndexSearchRequest, unknown>(nc, {
@@ -139,7 +141,12 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       logger,
       metrics,
       handler: (request) =>
-        hybridSearch(index, models, request, { lexicalWeight: config.SEARCH_LEXICAL_WEIGHT, candidates: config.SEARCH_CANDIDATES }),
+        hybridSearch(index, models, request, {
+          lexicalWeight: config.SEARCH_LEXICAL_WEIGHT,
+          candidates: config.SEARCH_CANDIDATES,
+          ...(reranker ? { reranker } : {}),
+          rerankCandidates: config.RERANKER_CANDIDATES,
+        }),
     }),
     serveMetrics(nc, 'indexer', instance, metrics),
     serveHealth(nc, 'indexer', instance, check),
@@ -160,6 +167,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       commands.close();
       await nc.drain().catch(() => undefined);
       await models.dispose();
+      await reranker?.dispose();
       await index.close();
     },
   };
