@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { peerEmbedding, startOpenAiPeer, type OpenAiPeer } from '@memex/testing';
 import { embedderContract } from './contract';
 import { DEFAULT_EMBEDDING_MODEL, loadEmbedder } from './embedder';
-import { RemoteEmbedder, RemoteEmbeddingError, loadRemoteEmbedder, parseRemoteModel } from './remote';
+import type { RemoteEmbedder} from './remote';
+import { RemoteEmbeddingError, loadRemoteEmbedder, parseRemoteModel } from './remote';
 
 const MODELS_DIR = path.resolve(import.meta.dirname, '../../../../models');
 
