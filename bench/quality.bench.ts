@@ -11,7 +11,7 @@
 import { parseArgs } from 'node:util';
 import { Subjects, type IndexSearchReply, type IndexSearchRequest, type Memo, type SearchResultItem } from '@memex/contracts';
 import { connectNats, query } from '@memex/runtime';
-import { fuseScores, reciprocalRankFusion, truncateAtWord } from '@memex/text';
+import { STOPWORDS, analyze, fuseScores, reciprocalRankFusion, tokenize, truncateAtWord } from '@memex/text';
 import { httpsJson } from '../test/support/https';
 import { runTs } from '../test/support/processes';
 import { startProcessStack } from '../test/support/processStack';
@@ -20,6 +20,24 @@ import { pool, printTable } from './support/stats';
 
 const { values } = parseArgs({ options: { collections: { type: 'string', default: 'cranfield,vaswani' } } });
 const CANDIDATES = 100;
+const PRF_DOCS = Number(process.env.PRF_DOCS ?? 3);
+const PRF_TERMS = Number(process.env.PRF_TERMS ?? 8);
+
+/** Words (not stopwords, not already asked) found in most of the feedback passages, then most often. */
+function feedbackTerms(queryText: string, passages: string[]): string[] {
+  const asked = new Set(analyze(queryText));
+  const docs = new Map<string, number>();
+  const total = new Map<string, number>();
+  for (const passage of passages) {
+    const words = tokenize(passage).filter((w) => w.length > 2 && !STOPWORDS.has(w) && !/^\d+$/.test(w) && !asked.has(analyze(w)[0] ?? w));
+    for (const w of new Set(words)) docs.set(w, (docs.get(w) ?? 0) + 1);
+    for (const w of words) total.set(w, (total.get(w) ?? 0) + 1);
+  }
+  return [...docs.keys()]
+    .filter((w) => docs.get(w)! >= Math.min(2, passages.length))
+    .sort((a, b) => docs.get(b)! - docs.get(a)! || total.get(b)! - total.get(a)! || a.localeCompare(b))
+    .slice(0, PRF_TERMS);
+}
 
 const stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0' });
 const nc = await connectNats({ url: stack.natsUrl, name: 'quality-bench' });
@@ -79,6 +97,13 @@ try {
       const byChunk = (items: { id: string }[]) => docRanking(items, (i) => docOfMemo.get(memoOfChunk.get(i.id)!));
       add('min-max 0.7/0.3 (alternative)', byChunk(fuseScores(lists, [0.7, 0.3])), relevant);
       add('reciprocal rank, k 60 (alternative)', byChunk(reciprocalRankFusion(lists.map((l) => l.map((i) => ({ id: i.id }))), 60)), relevant);
+      // Pseudo-relevance feedback, query side only: the query plus the words its top BM25 passages share.
+      const expanded = `${q.text} ${feedbackTerms(q.text, lexical.hits.slice(0, PRF_DOCS).map((h) => h.content)).join(' ')}`;
+      const prf = (ranking: 'lexical' | 'hybrid') =>
+        query<IndexSearchRequest, IndexSearchReply>(nc, Subjects.query.indexSearch, { projectId, query: expanded, filters: [], limit: CANDIDATES, ranking });
+      const [prfLexical, prfFused] = await Promise.all([prf('lexical'), prf('hybrid')]);
+      add(`BM25 + PRF, ${PRF_DOCS} docs ${PRF_TERMS} terms (experiment)`, docRanking(prfLexical.hits, (h) => docOfMemo.get(h.memoId)), relevant);
+      add(`fused + PRF, ${PRF_DOCS} docs ${PRF_TERMS} terms (experiment)`, docRanking(prfFused.hits, (h) => docOfMemo.get(h.memoId)), relevant);
     }
     const searchSeconds = (Date.now() - searchStarted) / 1000;
     printTable(
