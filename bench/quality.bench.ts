@@ -22,6 +22,7 @@ const { values } = parseArgs({ options: { collections: { type: 'string', default
 const CANDIDATES = 100;
 const PRF_DOCS = Number(process.env.PRF_DOCS ?? 3);
 const PRF_TERMS = Number(process.env.PRF_TERMS ?? 8);
+const TITLE_BOOSTS = (process.env.TITLE_BOOSTS ?? '0.05,0.15').split(',').map(Number);
 
 /** Words (not stopwords, not already asked) found in most of the feedback passages, then most often. */
 function feedbackTerms(queryText: string, passages: string[]): string[] {
@@ -86,6 +87,19 @@ try {
       const api = await call<{ results: SearchResultItem[] }>('POST', '/api/v1/search', { query: q.text, search_method: 'chunk_vector_search', limit: 50 });
       if (api.status !== 200) throw new Error(`search: ${api.status} ${api.text}`);
       add('fused (the API default)', docRanking(api.body.results, (h) => docOfMemo.get(h.memo_uuid)), relevant);
+      // Title weighting, fusion side: a candidate whose memo title holds the query's terms moves up.
+      const asked = new Set(analyze(q.text));
+      for (const beta of TITLE_BOOSTS) {
+        const boosted = api.body.results
+          .map((h) => {
+            const title = new Set(analyze(h.memo_title));
+            const shared = asked.size === 0 ? 0 : [...asked].filter((t) => title.has(t)).length / asked.size;
+            return { h, score: 1 - (h.distance ?? 1) + beta * shared };
+          })
+          .sort((a, b) => b.score - a.score)
+          .map((x) => x.h);
+        add(`fused + title boost ${beta} (experiment)`, docRanking(boosted, (h) => docOfMemo.get(h.memo_uuid)), relevant);
+      }
 
       const one = (ranking: 'lexical' | 'dense') =>
         query<IndexSearchRequest, IndexSearchReply>(nc, Subjects.query.indexSearch, { projectId, query: q.text, filters: [], limit: CANDIDATES, ranking });
