@@ -6,6 +6,8 @@ import type { Memo } from './http/memo';
 import type { SearchResultItem } from './http/search';
 import type { MemoRef } from './commands';
 import type { WireError } from './errors';
+import type { ContentRef } from './blobs';
+import type { ChunkLayout } from './events';
 
 /** Every query reply: a value, or a typed error. */
 export type QueryReply<T> = { ok: true; value: T } | { ok: false; error: WireError };
@@ -14,7 +16,25 @@ export interface MemoGetRequest {
   projectId: string;
   ref: MemoRef;
 }
-export type MemoGetReply = Memo;
+/**
+ * GET's reply from the memo service: the memo without its content, which the gateway reads from
+ * the blob store by `content_ref` (a reply never carries content: it could exceed `max_payload`).
+ */
+export type MemoView = Omit<Memo, 'content' | 'chunks'> & {
+  content_ref: ContentRef;
+  /** Chunks of `chunk_revision` (ids derive from memo, revision and index). */
+  chunk_revision: number;
+  chunk_layout: ChunkLayout;
+  /** Text of chunk 0 ('' until chunked), for title search. */
+  first_chunk: string;
+};
+export type MemoGetReply = MemoView;
+
+export type MemoResolveRequest = MemoGetRequest;
+export interface MemoResolveReply {
+  memoId: string;
+  ownerProjectId: string;
+}
 
 export interface TitleSearchRequest {
   projectId: string;

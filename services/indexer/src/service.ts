@@ -2,6 +2,9 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Consumers, QueueGroups, Subjects, type IndexSearchRequest } from '@memex/contracts';
 import {
   CommandClient,
+  ContentStore,
+  Keyring,
+  openBlobStore,
   IndexStateStore,
   Metrics,
   connectNats,
@@ -92,8 +95,11 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
     overlapChars: config.CHUNK_OVERLAP_CHARS,
   };
   const commands = new CommandClient(nc, js, 30_000);
-  const processor = new MemoProcessor({ index, models, commands, chunking, logger, metrics });
-  const reindexer = new Reindexer({ js, jsm, index, models, store: stateStore, chunking, instance, logger });
+  const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
+  const blobs = await openBlobStore(nc, config);
+  const content = new ContentStore(blobs, keyring);
+  const processor = new MemoProcessor({ index, models, commands, content, chunking, logger, metrics });
+  const reindexer = new Reindexer({ js, jsm, index, models, store: stateStore, chunking, content, instance, logger });
 
   const stopWatch = await stateStore.watch((next) => {
     void models
@@ -113,6 +119,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       concurrency: 32,
       metrics,
       retry: retryOverrides(config),
+      keyring,
       handle: (event) => processor.applyCatalog(event),
     }),
     await consumeMemoEvents({
@@ -122,6 +129,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       concurrency: config.INDEXER_CONCURRENCY,
       metrics,
       retry: retryOverrides(config),
+      keyring,
       handle: async (event, ctx) => {
         await processor.indexContent(event, ctx.logger);
         await processor.retitle(event);
@@ -165,6 +173,8 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       await Promise.all(runners.map((r) => r.stop()));
       await reindexer.stop();
       commands.close();
+      keyring.close();
+      await blobs.close();
       await nc.drain().catch(() => undefined);
       await models.dispose();
       await reranker?.dispose();
