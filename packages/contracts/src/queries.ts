@@ -1,3 +1,4 @@
+import type { RagOptions, Reference } from './http/ragConfig';
 import type { Filter } from './filters';
 import type { ChatListInput } from './http/validation';
 import type { Chat, ChatListResponse, Citation, IntermediateStep } from './http/chat';
@@ -54,6 +55,15 @@ export interface IndexSearchRequest {
    * distance = 1 − bm25/max (lexical) or 1 − cosine (dense).
    */
   ranking?: 'hybrid' | 'lexical' | 'dense';
+  /** Fused candidates considered for reranking (default: the indexer's RERANKER_CANDIDATES, at least `limit`). */
+  candidates?: number;
+  /** Fused candidates farther than this are dropped before reranking (rag_config's similarity_threshold as 1 − it). */
+  maxDistance?: number;
+  /**
+   * Reranking of the fused candidates: `enabled` defaults to whether the indexer has a reranker;
+   * `enabled: true` without one is an error. `topK` hits are kept after it (default: all `limit`).
+   */
+  rerank?: { enabled?: boolean; topK?: number };
 }
 
 export interface IndexSearchHit {
@@ -77,6 +87,7 @@ export interface AgentChatRequest {
   systemPrompt?: string;
   filters: Filter[];
   chatId?: string;
+  rag?: RagOptions;
   /** When set, tokens are published on `Subjects.tokenStream(streamId)`; the reply comes at the end. */
   streamId?: string;
 }
@@ -85,6 +96,8 @@ export interface AgentChatReply {
   response: string;
   intermediateSteps: IntermediateStep[];
   citations: Citation[];
+  /** Present when the request asked for references. */
+  references?: Reference[];
 }
 
 export interface AgentGenerateRequest {
@@ -92,12 +105,14 @@ export interface AgentGenerateRequest {
   prompt: string;
   rules?: string;
   filters: Filter[];
+  rag?: RagOptions;
   streamId?: string;
 }
 export interface AgentGenerateReply {
   response: string;
   intermediateSteps: IntermediateStep[];
   citations: Citation[];
+  references?: Reference[];
 }
 
 export interface ChatListRequest extends ChatListInput {

@@ -8,6 +8,7 @@ import { parseFilters, type Filter } from '../filters';
 import { MAX_SHORT_TEXT } from './common';
 import type { IdType } from './memo';
 import { CHAT_PAGE_SIZE_DEFAULT, CHAT_PAGE_SIZE_MAX } from './chat';
+import { parseRagConfig, type RagOptions } from './ragConfig';
 import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SEARCH_METHODS, type SearchMethod } from './search';
 
 /**
@@ -244,6 +245,7 @@ export interface SearchInput {
   limit: number;
   filters: Filter[];
   searchMethod: SearchMethod;
+  rag?: RagOptions;
 }
 
 export function parseSearchBody(body: unknown): SearchInput {
@@ -260,9 +262,9 @@ export function parseSearchBody(body: unknown): SearchInput {
     limit = b.limit;
   }
   const filters = parseFilters(b.filters);
-  rejectUnknown(b, ['query', 'project_id', 'limit', 'filters', 'search_method']);
+  rejectUnknown(b, ['query', 'project_id', 'limit', 'filters', 'search_method', 'rag_config']);
   const pid = projectId(b.project_id);
-  return { query, limit, filters, searchMethod: b.search_method as SearchMethod, ...(pid ? { projectId: pid } : {}) };
+  return { query, limit, filters, searchMethod: b.search_method as SearchMethod, ...(pid ? { projectId: pid } : {}), ...withRag(b.rag_config, 'search') };
 }
 
 export interface ChatInput {
@@ -272,13 +274,14 @@ export interface ChatInput {
   systemPrompt?: string;
   filters: Filter[];
   chatId?: string;
+  rag?: RagOptions;
 }
 
 export function parseChatBody(body: unknown): ChatInput {
   const b = asObject(body);
   const query = requiredText(b.query, 'QueryRequired');
   const filters = parseFilters(b.filters);
-  rejectUnknown(b, ['query', 'project_id', 'stream', 'system_prompt', 'filters', 'chat_id']);
+  rejectUnknown(b, ['query', 'project_id', 'stream', 'system_prompt', 'filters', 'chat_id', 'rag_config']);
   if (b.chat_id !== undefined && b.chat_id !== null && !isUuid(b.chat_id)) throw new MemexError('ChatNotFound');
   const pid = projectId(b.project_id);
   const systemPrompt = optionalText(b.system_prompt, 'system_prompt');
@@ -289,6 +292,7 @@ export function parseChatBody(body: unknown): ChatInput {
     ...(pid ? { projectId: pid } : {}),
     ...(systemPrompt !== undefined ? { systemPrompt } : {}),
     ...(typeof b.chat_id === 'string' ? { chatId: b.chat_id.toLowerCase() } : {}),
+    ...withRag(b.rag_config, 'chat'),
   };
 }
 
@@ -298,13 +302,14 @@ export interface GenerateInput {
   projectId?: string;
   stream: boolean;
   filters: Filter[];
+  rag?: RagOptions;
 }
 
 export function parseGenerateBody(body: unknown): GenerateInput {
   const b = asObject(body);
   const prompt = requiredText(b.prompt, 'PromptRequired');
   const filters = parseFilters(b.filters);
-  rejectUnknown(b, ['prompt', 'rules', 'project_id', 'stream', 'filters']);
+  rejectUnknown(b, ['prompt', 'rules', 'project_id', 'stream', 'filters', 'rag_config']);
   const pid = projectId(b.project_id);
   const rules = optionalText(b.rules, 'rules');
   return {
@@ -313,7 +318,14 @@ export function parseGenerateBody(body: unknown): GenerateInput {
     filters,
     ...(pid ? { projectId: pid } : {}),
     ...(rules !== undefined ? { rules } : {}),
+    ...withRag(b.rag_config, 'generate'),
   };
+}
+
+/** `{ rag }` when the body has a `rag_config`, else nothing (see ragConfig.ts for the rules). */
+function withRag(value: unknown, where: 'chat' | 'generate' | 'search'): { rag?: RagOptions } {
+  const rag = parseRagConfig(value, where);
+  return rag ? { rag } : {};
 }
 
 function positiveInt(value: unknown, field: string, fallback: number, max?: number): number {
