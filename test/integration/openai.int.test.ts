@@ -48,7 +48,7 @@ describe('LLM_PROVIDER=openai through the whole stack', () => {
     ({ key } = await stack.project());
     peer.script([{ content: JSON.stringify({ summary: 'How the harbour unloads ships with gantry cranes.', tags: ['Harbour', 'Cranes', 'logistics'] }) }]);
     memoId = await memoApi(stack.app, key).create({ title: 'Harbour operations', content: HARBOUR });
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await stack?.stop();
     await peer?.close();

@@ -36,7 +36,7 @@ describe('rag_config and references through the stack', () => {
     const api = memoApi(stack.app, key);
     for (const memo of MEMOS) ids.push(await api.create(memo));
     for (const id of ids) await api.processed(id, 20_000);
-  }, 90_000);
+  }, 120_000);
   afterAll(async () => {
     await stack?.stop();
     await peer?.close();

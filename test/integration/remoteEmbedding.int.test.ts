@@ -16,7 +16,7 @@ describe('switching between local and remote embeddings', () => {
   beforeAll(async () => {
     peer = await startOpenAiPeer({ dimension: 32 });
     stack = await startStack({ env: { EMBEDDING_URL: peer.url, MEMEX_RATE_LIMIT: '0' } });
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await stack?.stop();
     await peer?.close();

@@ -48,6 +48,12 @@ export const IndexerEnv = Type.Object({
     default: 0.85,
     description: 'Weight of the BM25 ranking in the fused score (the dense ranking gets the rest)',
   }),
+  SEARCH_TITLE_WEIGHT: Type.Number({
+    minimum: 0,
+    maximum: 1,
+    default: 0,
+    description: 'Lift of a chunk whose memo title holds the query terms, in the fused ranking (0 = off)',
+  }),
   SEARCH_CANDIDATES: Type.Integer({ minimum: 1, maximum: 10_000, default: 100, description: 'Candidates per ranking before fusion' }),
   INDEXER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 4, description: 'Memos embedded at once' }),
 });

@@ -154,6 +154,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
           candidates: config.SEARCH_CANDIDATES,
           ...(reranker ? { reranker } : {}),
           rerankCandidates: config.RERANKER_CANDIDATES,
+          titleWeight: config.SEARCH_TITLE_WEIGHT,
         }),
     }),
     serveMetrics(nc, 'indexer', instance, metrics),

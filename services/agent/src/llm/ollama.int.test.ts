@@ -490,3 +490,20 @@ describe('Ollama provider against a scripted peer', () => {
     });
   });
 });
+
+describe('Ollama query rewrite (rag_config.query_rewrite)', () => {
+  it('asks for a standalone query without streaming and takes its first line', async () => {
+    const peer = await startOllamaPeer();
+    try {
+      peer.script([{ content: 'JetStream backup schedule\n(resolved "it")' }]);
+      const provider = new OllamaProvider({ host: peer.url, model: MODEL, numCtx: 4096, timeoutMs: 5_000, maxToolCalls: 2 });
+      const rewritten = await provider.rewriteQuery('And how often?', [{ role: 'user', content: 'How are backups made?' }], new AbortController().signal);
+      expect(rewritten).toBe('JetStream backup schedule');
+      const [body] = peer.chatBodies();
+      expect(body.stream).toBe(false);
+      expect(body.messages[1].content).toContain('<conversation>\nUser: How are backups made?\n</conversation>');
+    } finally {
+      await peer.close();
+    }
+  });
+});

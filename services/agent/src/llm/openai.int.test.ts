@@ -268,3 +268,27 @@ describe('OpenAI-compatible provider without OPENAI_MODEL', () => {
     }
   });
 });
+
+describe('query rewrite (rag_config.query_rewrite)', () => {
+  it('asks the model for a standalone query, with the conversation fenced as data, and takes its first line', async () => {
+    const peer = await startOpenAiPeer();
+    try {
+      peer.script([{ content: '"JetStream backup schedule"\nbecause the user asks about backups' }]);
+      const rewritten = await new OpenAiProvider(options(peer)).rewriteQuery(
+        'And how often does it run?',
+        [
+          { role: 'user', content: 'How are JetStream backups made?' },
+          { role: 'model', content: 'Nightly copies [1].' },
+        ],
+        never(),
+      );
+      expect(rewritten).toBe('JetStream backup schedule');
+      const [body] = peer.chatBodies();
+      expect(body.stream).toBe(false);
+      expect(body.messages[1].content).toContain('<conversation>\nUser: How are JetStream backups made?\nAssistant: Nightly copies [1].\n</conversation>');
+      expect(body.messages[1].content).toMatch(/Last user message: And how often does it run\?$/);
+    } finally {
+      await peer.close();
+    }
+  });
+});

@@ -153,7 +153,9 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
           '`chat_id` continues a chat. With `stream: true` the answer comes as Server-Sent Events: `: ping`, ' +
           '`{"type":"token","content"}`…, `{"type":"citations","citations"}`, with `rag_config.references.enabled` ' +
           '`{"type":"references","references"}`, then `{"type":"done","chat_id"}`; a failure ' +
-          'mid-stream is `{"type":"error","content"}` then done.',
+          'mid-stream is `{"type":"error","content"}` then done. `rag_config` tunes retrieval per request (candidates, ' +
+          'similarity threshold, reranking, query rewrite), names the LLM provider (must be the configured one) and, ' +
+          'with `references.enabled`, adds `references` (the chunks the model was given).',
         tags: ['agent'],
         body: ChatBody,
         response: { 200: ChatResponse, ...errors },
@@ -195,7 +197,7 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         summary: 'Generate a document',
         description:
           'Retrieves context for the prompt (within `filters`) and writes a Markdown document following `rules`, ' +
-          'citing its sources as [n] (listed in `citations`). `stream: true` streams it like chat.',
+          'citing its sources as [n] (listed in `citations`). `stream: true` streams it like chat. `rag_config` as for chat.',
         tags: ['agent'],
         body: GenerateBody,
         response: { 200: GenerateResponse, ...errors },

@@ -23,7 +23,10 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         description:
           '`chunk_vector_search` ranks chunks by hybrid (dense + lexical) relevance; `distance` = 1 − relevance, ' +
           'lower is closer. `title_contains` / `title_startswith` match titles case-insensitively and return one ' +
-          'item per memo, ordered by title, with its first chunk and `distance: null`. Filters apply before ranking.',
+          'item per memo, ordered by title, with its first chunk and `distance: null`. Filters apply before ranking. ' +
+          '`rag_config` (chunk_vector_search): `vector_search.top_k` fused candidates, `vector_search.similarity_threshold` ' +
+          'drops those below it, `reranking.enabled` (default: whether a reranker is configured) re-orders them with the ' +
+          "reranker (then `distance` = 1 − the reranker's relevance), at most `reranking.top_k` and `limit` come back.",
         tags: ['search'],
         body: SearchBody,
         response: { 200: SearchResponse, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 429: ErrorResponse },

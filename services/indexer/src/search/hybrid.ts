@@ -5,6 +5,7 @@ import type { ModelSet } from '../state/models';
 import type { Reranker } from '../reranking/port';
 import { rerankHits } from '../reranking/rerank';
 import { fuseRankings } from './fusion';
+import { boostTitles } from './titleBoost';
 
 export interface HybridSearchOptions {
   lexicalWeight: number;
@@ -14,7 +15,12 @@ export interface HybridSearchOptions {
   reranker?: Reranker;
   /** Fused candidates reranked when the request names none. */
   rerankCandidates?: number;
+  /** SEARCH_TITLE_WEIGHT: how much query terms in a memo's title lift its chunks (see boostTitles); 0 = off. */
+  titleWeight?: number;
 }
+
+/** Fused candidates the title boost re-orders (it can lift a chunk from below the requested limit). */
+const TITLE_POOL = 50;
 
 /**
  * `chunk_vector_search`: the query is embedded with the active model and analysed into BM25 terms;
@@ -42,7 +48,9 @@ export async function hybridSearch(
     hasDense && ranking !== 'lexical' ? index.searchDense(model, vector, query) : Promise.resolve([]),
   ]);
   const weight = ranking === 'lexical' || !hasDense ? 1 : ranking === 'dense' ? 0 : options.lexicalWeight;
-  let hits = fuseRankings(lexical, dense, weight, pool);
+  const titleWeight = ranking === 'hybrid' ? (options.titleWeight ?? 0) : 0;
+  let hits = fuseRankings(lexical, dense, weight, titleWeight > 0 ? Math.max(pool, TITLE_POOL) : pool);
+  if (titleWeight > 0) hits = boostTitles(hits, request.query, titleWeight).slice(0, pool);
   if (request.maxDistance !== undefined) hits = hits.filter((h) => h.distance <= request.maxDistance!);
   if (reranking) hits = await rerankHits(options.reranker!, request.query, hits, request.rerank?.topK ?? request.limit);
   return {
