@@ -118,6 +118,7 @@ export type {
   AgentChatRequest,
   AgentGenerateReply,
   AgentGenerateRequest,
+  ChatCursor,
   ChatGetReply,
   ChatGetRequest,
   ChatListReply,
