@@ -1,4 +1,9 @@
+import { get } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
+import { startHealthServer } from '@memex/runtime';
+import { freePort } from '@memex/testing';
+import { gatherMetrics } from './routes/health';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../../test/support/stack';
 
@@ -76,5 +81,26 @@ describe('gateway hardening (inject, whole stack over NATS)', () => {
     expect(created.statusCode, created.body).toBe(200);
     const got = await send('GET', `/api/v1/memo/${created.json().memo_uuid}`);
     expect(got.json().metadata).toEqual(metadata);
+  });
+
+  it('serves /metrics on the operator port only, never on the public API listener', async () => {
+    const publicMetrics = await stack.app.inject({ method: 'GET', url: '/metrics' });
+    expectError(publicMetrics, 404, 'Not found');
+    const server = await startHealthServer(await freePort(), 'gateway', 'g-1', async () => ({ ready: true }), { metrics: () => gatherMetrics(stack.nc) });
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const res = await new Promise<{ status: number; type: string; text: string }>((resolve, reject) => {
+        get({ host: '127.0.0.1', port, path: '/metrics' }, (r) => {
+          let text = '';
+          r.on('data', (c: Buffer) => (text += c.toString()));
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, type: String(r.headers['content-type']), text }));
+        }).on('error', reject);
+      });
+      expect(res.status).toBe(200);
+      expect(res.type).toMatch(/^text\/plain/);
+      for (const service of ['memo', 'agent']) expect(res.text).toContain(`service="${service}"`);
+    } finally {
+      server.close();
+    }
   });
 });
