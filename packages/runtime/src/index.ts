@@ -1,5 +1,5 @@
 export { CommonEnv, HealthPortEnv, loadEnv, retryOverrides } from './config';
-export { createLogger, silentLogger } from './logger';
+export { createLogger, redactSecrets, silentLogger } from './logger';
 export type { Logger, LoggerOptions } from './logger';
 export { instanceId, onShutdown } from './lifecycle';
 export { openSqlite } from './sqlite';
