@@ -5,6 +5,7 @@
  */
 export const ERRORS = {
   InvalidRequest: { status: 400, text: 'Invalid request' },
+  InvalidUrl: { status: 400, text: 'The request URL is not valid' },
   InvalidJson: { status: 400, text: 'Request body is not valid JSON' },
   InvalidIdType: { status: 400, text: "id_type must be either 'memo_uuid' or 'reference_id'" },
   QueryRequired: { status: 400, text: 'Query is required' },

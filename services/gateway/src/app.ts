@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Logger } from '@memex/runtime';
+import { errorText } from '@memex/contracts';
 import { registerErrorHandling } from './http/errors';
 import type { GatewayDeps } from './http/context';
 import { agentRoutes } from './routes/agent';
@@ -39,6 +40,10 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
+    // Malformed percent-encoding in a path, and the like: the same `{ error }` shape as every 4xx.
+    frameworkErrors: (_error, _request, reply) => {
+      void (reply as unknown as { code(n: number): { send(b: unknown): unknown } }).code(400).send({ error: errorText('InvalidUrl') });
+    },
     // The HTTPS server type differs from the default only in the listener; routes don't care.
   }) as unknown as FastifyInstance;
 

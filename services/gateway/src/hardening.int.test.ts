@@ -103,4 +103,9 @@ describe('gateway hardening (inject, whole stack over NATS)', () => {
       server.close();
     }
   });
+
+  it('answers a malformed URL (bad percent-encoding) with 400 { error }, found by the fuzz suite', async () => {
+    expectError(await send('GET', '/api/v1/memo/%E0%A4%A'), 400, 'The request URL is not valid');
+    expectError(await send('GET', '/api/v1/chat/%ED%A0%80'), 400, 'The request URL is not valid');
+  });
 });
