@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { SERVICE_NAMES } from '@memex/contracts';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { collectMetrics, pingService, renderPrometheus, type HealthReport } from '@memex/runtime';
+import { collectMetrics, readinessProbe, renderPrometheus } from '@memex/runtime';
 import type { GatewayDeps } from '../http/context';
 
 const ReadyResponse = Type.Object({
@@ -10,9 +10,6 @@ const ReadyResponse = Type.Object({
   nats: Type.Boolean(),
   services: Type.Record(Type.String(), Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])),
 });
-
-/** Readiness is cached this long: a load balancer probing every second doesn't ping every service each time. */
-const READY_CACHE_MS = 1_000;
 
 /**
  * Every instance's metrics (each answers over NATS), labelled with service and instance, as
@@ -30,7 +27,7 @@ export function healthRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async () => ({ status: 'ok' as const }),
   );
 
-  let cached: { at: number; body: { ready: boolean; nats: boolean; services: Record<string, HealthReport | null> } } | undefined;
+  const readiness = readinessProbe(deps.nc, ['memo', 'indexer', 'agent']);
   app.get(
     '/readyz',
     {
@@ -42,16 +39,8 @@ export function healthRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       },
     },
     async (_request, reply) => {
-      if (!cached || Date.now() - cached.at > READY_CACHE_MS) {
-        const nats = !deps.nc.isClosed();
-        const [memo, indexer, agent] = nats
-          ? await Promise.all((['memo', 'indexer', 'agent'] as const).map((s) => pingService(deps.nc, s, 1_000)))
-          : [undefined, undefined, undefined];
-        const services = { memo: memo ?? null, indexer: indexer ?? null, agent: agent ?? null };
-        const ready = nats && Object.values(services).every((s) => s !== null && s.ready);
-        cached = { at: Date.now(), body: { ready, nats, services } };
-      }
-      return reply.code(cached.body.ready ? 200 : 503).send(cached.body);
+      const body = await readiness();
+      return reply.code(body.ready ? 200 : 503).send(body);
     },
   );
 }
