@@ -37,10 +37,12 @@ export interface StackOptions {
   agent?: AgentOverrides;
   /** false: no in-process indexer (the test runs its own, e.g. as a process it can kill). */
   indexer?: boolean;
+  /** Extra nats-server arguments (e.g. `-c file` for a smaller max_payload). */
+  natsArgs?: string[];
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const nats = await startNatsServer();
+  const nats = await startNatsServer(options.natsArgs);
   const dir = tempDir('memex-stack-');
   const env = {
     NATS_URL: nats.url,

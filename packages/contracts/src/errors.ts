@@ -5,6 +5,7 @@
  */
 export const ERRORS = {
   InvalidRequest: { status: 400, text: 'Invalid request' },
+  InvalidUrl: { status: 400, text: 'The request URL is not valid' },
   InvalidJson: { status: 400, text: 'Request body is not valid JSON' },
   InvalidIdType: { status: 400, text: "id_type must be either 'memo_uuid' or 'reference_id'" },
   QueryRequired: { status: 400, text: 'Query is required' },
@@ -30,6 +31,8 @@ export const ERRORS = {
   RateLimited: { status: 429, text: 'Rate limit exceeded' },
   AgentError: { status: 500, text: 'Agent error' },
   Internal: { status: 500, text: 'Internal error' },
+  /** A service's answer would exceed the NATS max_payload; it was refused rather than sent. */
+  ReplyTooLarge: { status: 500, text: 'The answer is too large to send' },
   ServiceUnavailable: { status: 503, text: 'Service unavailable' },
   Timeout: { status: 504, text: 'The request timed out' },
 } as const satisfies Record<string, { status: number; text: string }>;

@@ -29,6 +29,8 @@ const LIST_OPERATORS: ReadonlySet<string> = new Set(['in', 'not_in']);
 /** Most filters one request may carry, and most values one `in` list may name. */
 export const MAX_FILTERS = 32;
 export const MAX_FILTER_VALUES = 1000;
+/** Largest total size of a request's filters (fields and values, UTF-8 bytes). */
+export const MAX_FILTERS_BYTES = 64 * 1024;
 
 function invalid(detail: string): MemexError {
   return new MemexError('InvalidFilter', detail);
@@ -90,7 +92,14 @@ export function parseFilters(input: unknown): Filter[] {
   if (input === undefined || input === null) return [];
   if (!Array.isArray(input)) throw new MemexError('FiltersNotList');
   if (input.length > MAX_FILTERS) throw invalid(`at most ${MAX_FILTERS} filters are allowed`);
-  return input.map((f, i) => parseFilter(f, i));
+  const filters = input.map((f, i) => parseFilter(f, i));
+  let bytes = 0;
+  for (const f of filters) {
+    bytes += Buffer.byteLength(f.field);
+    for (const v of Array.isArray(f.value) ? f.value : [f.value]) bytes += Buffer.byteLength(v);
+  }
+  if (bytes > MAX_FILTERS_BYTES) throw invalid(`filters must be at most ${MAX_FILTERS_BYTES} bytes of fields and values in all`);
+  return filters;
 }
 
 /** The attributes of a memo that filters look at. */

@@ -120,8 +120,20 @@ export interface ChatListRequest extends ChatListInput {
 }
 export type ChatListReply = ChatListResponse;
 
+/** Where a page of a chat's messages starts: a message index and a character offset into its content. */
+export interface ChatCursor {
+  message: number;
+  offset: number;
+}
 export interface ChatGetRequest {
   projectId: string;
   chatId: string;
+  /** Absent: from the start. */
+  cursor?: ChatCursor;
 }
-export type ChatGetReply = Chat;
+/**
+ * One page of a chat, sized to fit a NATS message. When the request's cursor had an offset, the first
+ * message continues that message's content; `next` is where the following page starts (absent: done).
+ * The gateway asks for pages until `next` is absent and answers the whole chat.
+ */
+export type ChatGetReply = Chat & { next?: ChatCursor };

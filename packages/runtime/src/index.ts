@@ -1,5 +1,5 @@
 export { CommonEnv, HealthPortEnv, loadEnv, retryOverrides } from './config';
-export { createLogger, silentLogger } from './logger';
+export { createLogger, redactSecrets, silentLogger } from './logger';
 export type { Logger, LoggerOptions } from './logger';
 export { instanceId, onShutdown } from './lifecycle';
 export { checkpointAfterErase, openSqlite } from './sqlite';
@@ -9,6 +9,7 @@ export { PING_INTERVAL_MS, connectNats, natsConnected } from './nats/connection'
 export type { ConnectOptions, NatsAuth } from './nats/connection';
 export { decodeJson, encodeJson } from './nats/codec';
 export { fromNatsError } from './nats/errors';
+export { HEADER_ALLOWANCE_BYTES, fitsPayload, payloadBudget } from './nats/payload';
 export { CONSUMER_POLICY, consumerPolicy, ensureTopology } from './nats/topology';
 export type { ConsumerPolicy, RetryOverrides, TopologyOptions } from './nats/topology';
 export { waitForConsumer } from './nats/consistency';

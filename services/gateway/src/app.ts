@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { MemexError } from '@memex/contracts';
+import { MemexError, errorText } from '@memex/contracts';
 import { natsConnected, type Logger } from '@memex/runtime';
 import { registerErrorHandling } from './http/errors';
 import type { GatewayDeps } from './http/context';
@@ -57,6 +57,10 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
+    // Malformed percent-encoding in a path, and the like: the same `{ error }` shape as every 4xx.
+    frameworkErrors: (_error, _request, reply) => {
+      void (reply as unknown as { code(n: number): { send(b: unknown): unknown } }).code(400).send({ error: errorText('InvalidUrl') });
+    },
     logController: new OneLinePerRequest(),
     // The HTTPS server type differs from the default only in the listener; routes don't care.
   }) as unknown as FastifyInstance;

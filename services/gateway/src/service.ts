@@ -13,10 +13,12 @@ import {
   ensureTopology,
   retryOverrides,
   serveMetrics,
+  startHealthServer,
   instanceId as newInstanceId,
   type Logger,
 } from '@memex/runtime';
 import { buildGateway } from './app';
+import { gatherMetrics } from './routes/health';
 import type { GatewayConfig } from './config';
 import { RateLimiter } from './rateLimit/limiter';
 import { loadTls, type TlsMaterial } from './tls';
@@ -54,6 +56,9 @@ export async function startGateway(config: GatewayConfig, overrides: { logger?: 
     { https: { cert: tls.cert, key: tls.key }, logger },
   );
   await app.listen({ port: config.MEMEX_PORT, host: config.MEMEX_HOST });
+  const operator = config.MEMEX_HEALTH_PORT
+    ? await startHealthServer(config.MEMEX_HEALTH_PORT, 'gateway', instance, async () => ({ ready: !nc.isClosed() }), { metrics: () => gatherMetrics(nc) })
+    : undefined;
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.MEMEX_PORT;
   const url = `https://localhost:${port}`;
@@ -66,6 +71,7 @@ export async function startGateway(config: GatewayConfig, overrides: { logger?: 
     logger,
     async stop() {
       await app.close();
+      operator?.close();
       metricsSub.unsubscribe();
       limiter.stop();
       credentials.stop();

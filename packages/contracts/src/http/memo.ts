@@ -10,7 +10,8 @@ export const Chunk = Type.Object(
 );
 export type Chunk = Static<typeof Chunk>;
 
-export const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'Free-form custom JSON object' });
+// Not Type.Record: its `^(.*)$` key pattern makes the response serializer drop keys holding \n or \r.
+export const Metadata = Type.Unsafe<Record<string, unknown>>(Type.Object({}, { additionalProperties: true, description: 'Free-form custom JSON object' }));
 export type Metadata = Static<typeof Metadata>;
 
 export const ProcessingError = Type.Object(

@@ -24,6 +24,12 @@ export interface MemoBodyLimits {
 }
 /** Largest metadata object, as serialized JSON. */
 export const MAX_METADATA_BYTES = 64 * 1024;
+/** Deepest nesting of objects and arrays in metadata (the object itself is depth 1). */
+export const MAX_JSON_DEPTH = 32;
+/** Most keys and array items metadata may hold, counted at every depth. */
+export const MAX_METADATA_ENTRIES = 1_000;
+/** Highest chat list page: beyond it the offset would be meaningless (and overflow a store's integers). */
+export const MAX_PAGE = 1_000_000;
 export const MAX_TAGS = 100;
 export const MAX_TAG_CHARS = 100;
 /** Longest query, prompt, rules or system prompt, in characters. */
@@ -85,9 +91,30 @@ function content(value: unknown, required: boolean, maxBytes = MAX_CONTENT_BYTES
   return value;
 }
 
+/**
+ * Checks nesting depth and entry count without recursion, so a value nested 100,000 levels deep is
+ * refused before anything recursive (serialization, stores) sees it. Returns the first limit broken.
+ */
+export function jsonBoundsError(value: unknown, field: string, limits: { maxDepth: number; maxEntries: number }): string | undefined {
+  const stack: Array<{ v: unknown; depth: number }> = [{ v: value, depth: 1 }];
+  let entries = 0;
+  while (stack.length > 0) {
+    const { v, depth } = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > limits.maxDepth) return `${field} must not be nested more than ${limits.maxDepth} levels deep`;
+    const children = Array.isArray(v) ? v : Object.values(v);
+    entries += children.length;
+    if (entries > limits.maxEntries) return `${field} must not have more than ${limits.maxEntries} keys and array items`;
+    for (const child of children) if (typeof child === 'object' && child !== null) stack.push({ v: child, depth: depth + 1 });
+  }
+  return undefined;
+}
+
 function metadata(value: unknown): Record<string, unknown> | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw bad('metadata must be a JSON object');
+  const bounds = jsonBoundsError(value, 'metadata', { maxDepth: MAX_JSON_DEPTH, maxEntries: MAX_METADATA_ENTRIES });
+  if (bounds) throw bad(bounds);
   if (Buffer.byteLength(JSON.stringify(value)) > MAX_METADATA_BYTES) {
     throw bad(`metadata must be at most ${MAX_METADATA_BYTES} bytes of JSON`);
   }
@@ -328,11 +355,13 @@ function withRag(value: unknown, where: 'chat' | 'generate' | 'search'): { rag?:
   return rag ? { rag } : {};
 }
 
-function positiveInt(value: unknown, field: string, fallback: number, max?: number): number {
+/** A query-string integer from 1 to `max`; anything else (a list, a fraction, a 30-digit number) is 400. */
+function positiveInt(value: unknown, field: string, fallback: number, max: number): number {
   if (value === undefined || value === '') return fallback;
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(n) || n < 1) throw bad(`${field} must be an integer greater than or equal to 1`);
-  if (max !== undefined && n > max) throw bad(`${field} must be less than or equal to ${max}`);
+  // All digits but too long for a double is still a number, just too big.
+  if (Number.isNaN(n) || (Number.isFinite(n) && !Number.isInteger(n)) || n < 1) throw bad(`${field} must be an integer greater than or equal to 1`);
+  if (n > max) throw bad(`${field} must be less than or equal to ${max}`);
   return n;
 }
 
@@ -343,7 +372,7 @@ export interface ChatListInput {
 
 export function parseChatListQuery(query: Record<string, unknown>): ChatListInput {
   return {
-    page: positiveInt(query.page, 'page', 1),
+    page: positiveInt(query.page, 'page', 1, MAX_PAGE),
     pageSize: positiveInt(query.page_size, 'page_size', CHAT_PAGE_SIZE_DEFAULT, CHAT_PAGE_SIZE_MAX),
   };
 }

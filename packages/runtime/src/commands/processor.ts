@@ -16,6 +16,7 @@ import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/registry';
 import { decodeJson, encodeJson } from '../nats/codec';
 import { runConsumer, type ConsumerRunner } from '../nats/consumer';
+import { fitsPayload } from '../nats/payload';
 import { consumerPolicy, type RetryOverrides } from '../nats/topology';
 
 export interface CommandContext {
@@ -52,7 +53,17 @@ export function serveMemoCommands(options: {
 
   const reply = (msg: JsMsg, body: CommandReply<unknown>) => {
     const to = msg.headers?.get(Headers.replyTo);
-    if (to) nc.publish(to, encodeJson(body));
+    if (!to) return;
+    let data = encodeJson(body);
+    if (!fitsPayload(nc, data)) {
+      logger.error({ subject: msg.subject, bytes: data.byteLength }, 'command reply exceeds the NATS max_payload; answered ReplyTooLarge');
+      data = encodeJson({ ok: false, error: new MemexError('ReplyTooLarge').toWire() } satisfies CommandReply<unknown>);
+    }
+    try {
+      nc.publish(to, data);
+    } catch (error) {
+      logger.error({ err: error, subject: msg.subject }, 'could not send a command reply');
+    }
   };
 
   return runConsumer({

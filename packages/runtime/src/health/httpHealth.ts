@@ -11,6 +11,8 @@ export async function startHealthServer(
   service: ServiceName,
   instance: string,
   check: () => Promise<{ ready: boolean; details?: Record<string, unknown> }>,
+  /** `metrics`: Prometheus text for `GET /metrics` (the gateway serves it here, never on the public API port). */
+  options: { metrics?: () => Promise<string> } = {},
 ): Promise<Server> {
   const server = createServer((req, res) => {
     const send = (status: number, body: unknown) => {
@@ -22,6 +24,16 @@ export async function startHealthServer(
       void check()
         .catch((error: unknown) => ({ ready: false, details: { error: String((error as Error)?.message ?? error) } }))
         .then((r) => send(r.ready ? 200 : 503, { service, instance, ...r }));
+      return;
+    }
+    if (req.url === '/metrics' && options.metrics) {
+      void options.metrics().then(
+        (text) => {
+          res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+          res.end(text);
+        },
+        (error: unknown) => send(503, { error: String((error as Error)?.message ?? error) }),
+      );
       return;
     }
     send(404, { error: 'Not found' });

@@ -37,7 +37,14 @@ export async function collectMetrics(nc: NatsConnection, services: readonly Serv
   const out: InstanceMetrics[] = [];
   const sub = nc.subscribe(inbox, {
     callback: (err, msg) => {
-      if (!err) out.push(decodeJson<InstanceMetrics>(msg.data));
+      // A service with no instance running answers with an empty "no responders" status: skip it,
+      // and never let one bad answer end the collection (a throw here would close the subscription).
+      if (err || msg.data.byteLength === 0) return;
+      try {
+        out.push(decodeJson<InstanceMetrics>(msg.data));
+      } catch {
+        // not a metrics answer
+      }
     },
   });
   for (const service of services) nc.publish(Subjects.control(service), new Uint8Array(), { reply: inbox });

@@ -5,6 +5,7 @@ import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/registry';
 import { decodeJson, encodeJson } from '../nats/codec';
 import { fromNatsError } from '../nats/errors';
+import { fitsPayload } from '../nats/payload';
 
 export interface QueryContext {
   requestId: string | undefined;
@@ -16,7 +17,8 @@ export type QueryHandler<Req, Res> = (request: Req, context: QueryContext) => Pr
 
 /**
  * Answers requests on `subject` in a queue group (one instance of the group answers each). Expected
- * failures travel as `{ ok: false, error }`; unexpected ones are logged and sent as `Internal`.
+ * failures travel as `{ ok: false, error }`; unexpected ones are logged and sent as `Internal`. A reply
+ * larger than the server's `max_payload` is never published: the caller gets `ReplyTooLarge`.
  */
 export function serveQuery<Req, Res>(
   nc: NatsConnection,
@@ -55,7 +57,19 @@ export function serveQuery<Req, Res>(
         }
         seconds?.observe((performance.now() - started) / 1000, { subject });
         served?.inc({ subject, outcome: reply.ok ? 'ok' : reply.error.code });
-        if (msg.reply) msg.respond(encodeJson(reply));
+        if (!msg.reply) return;
+        let data = encodeJson(reply);
+        if (!fitsPayload(nc, data)) {
+          // Publishing it would throw MAX_PAYLOAD_EXCEEDED (and take the process down): say so instead.
+          log.error({ subject, bytes: data.byteLength }, 'query reply exceeds the NATS max_payload; answered ReplyTooLarge');
+          served?.inc({ subject, outcome: 'ReplyTooLarge' });
+          data = encodeJson({ ok: false, error: new MemexError('ReplyTooLarge').toWire() } satisfies QueryReply<Res>);
+        }
+        try {
+          msg.respond(data);
+        } catch (error) {
+          log.error({ err: error, subject }, 'could not send a query reply');
+        }
       })();
     },
   });

@@ -5,6 +5,7 @@ import {
   type AgentGenerateReply,
   type AgentGenerateRequest,
   type Chat,
+  type ChatGetReply,
   type ChatGetRequest,
   type ChatListReply,
   type ChatListRequest,
@@ -16,6 +17,7 @@ import { uuidV7, type Logger } from '@memex/runtime';
 import { truncateAtWord } from '@memex/text';
 import { ChatVersionConflictError, type ChatEvent, type ChatStore } from '../chats/port';
 import type { AnswerRequest, HistoryTurn, LlmProvider, Passage, TokenSink } from '../llm/port';
+import { pageChat } from './chatPages';
 import { citationsFrom } from './citations';
 import type { Retriever, RetrievalScope } from './retrieval';
 
@@ -223,6 +225,11 @@ export class Conversations {
       page_size: request.pageSize,
       total_pages: Math.ceil(count / request.pageSize),
     };
+  }
+
+  /** One page of a chat, at most `budgetBytes` of JSON (see `pageChat`). */
+  async getChatPage(request: ChatGetRequest, budgetBytes: number): Promise<ChatGetReply> {
+    return pageChat(await this.getChat(request), request.cursor, budgetBytes);
   }
 
   async getChat(request: ChatGetRequest): Promise<Chat> {

@@ -9,7 +9,7 @@ import {
   type ChatListRequest,
   type StreamAccepted,
 } from '@memex/contracts';
-import { TokenStreamWriter, serveQuery, type Logger, type Metrics } from '@memex/runtime';
+import { TokenStreamWriter, payloadBudget, serveQuery, type Logger, type Metrics } from '@memex/runtime';
 import type { TokenSink } from '../llm/port';
 import { agentError, type Conversations } from './conversations';
 
@@ -121,7 +121,8 @@ export function serveConversations(nc: NatsConnection, conversations: Conversati
       queue: QueueGroups.agent,
       logger,
       ...(metrics ? { metrics } : {}),
-      handler: (request) => conversations.getChat(request),
+      // Paged to fit a NATS message: a long chat is many pages, which the gateway joins.
+      handler: (request) => conversations.getChatPage(request, payloadBudget(nc)),
     }),
   ];
   return {

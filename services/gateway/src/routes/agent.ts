@@ -21,6 +21,8 @@ import {
   type AgentChatRequest,
   type AgentGenerateReply,
   type AgentGenerateRequest,
+  type ChatCursor,
+  type ChatGetReply,
   type ChatGetRequest,
   type ChatListRequest,
   type StreamAccepted,
@@ -137,6 +139,30 @@ async function sse(request: FastifyRequest, reply: FastifyReply, reader: TokenSt
     await event(chatId ? { type: 'done', chat_id: chatId } : { type: 'done' });
     res.off('close', onClose);
     res.end();
+  }
+}
+
+/**
+ * A chat of any length: the agent answers in pages that each fit a NATS message (a page may end inside
+ * a message's content, which the next page continues); this joins them.
+ */
+async function readWholeChat(deps: GatewayDeps, projectId: string, chatId: string, requestId: string): Promise<Chat> {
+  const options = { requestId, timeoutMs: deps.config.MEMEX_QUERY_TIMEOUT_MS };
+  let cursor: ChatCursor | undefined;
+  let chat: Chat | undefined;
+  for (;;) {
+    const page = await query<ChatGetRequest, ChatGetReply>(deps.nc, Subjects.query.agentChatGet, { projectId, chatId, ...(cursor ? { cursor } : {}) }, options);
+    if (!chat) chat = { uuid: page.uuid, created_at: page.created_at, messages: [] };
+    const [first, ...rest] = page.messages;
+    const last = chat.messages.at(-1);
+    if (cursor && cursor.offset > 0 && first && last) last.content += first.content;
+    else if (first) chat.messages.push(first);
+    chat.messages.push(...rest);
+    if (!page.next) return chat;
+    if (cursor && page.next.message === cursor.message && page.next.offset === cursor.offset) {
+      throw new MemexError('Internal', undefined, { cause: new Error(`chat ${chatId}: a page made no progress`) });
+    }
+    cursor = page.next;
   }
 }
 
@@ -259,10 +285,7 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const chatId = (request.params as { chat_uuid: string }).chat_uuid;
       if (!isUuid(chatId)) throw new MemexError('ChatNotFound');
-      return query<ChatGetRequest, Chat>(deps.nc, Subjects.query.agentChatGet, { projectId: ctx.projectId, chatId: chatId.toLowerCase() }, {
-        requestId: ctx.requestId,
-        timeoutMs: deps.config.MEMEX_QUERY_TIMEOUT_MS,
-      });
+      return readWholeChat(deps, ctx.projectId, chatId.toLowerCase(), ctx.requestId);
     },
   );
 }

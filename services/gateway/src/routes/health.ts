@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { SERVICE_NAMES } from '@memex/contracts';
+import type { NatsConnection } from '@nats-io/nats-core';
 import { collectMetrics, readinessProbe, renderPrometheus } from '@memex/runtime';
 import type { GatewayDeps } from '../http/context';
 
@@ -10,29 +11,20 @@ const ReadyResponse = Type.Object({
   services: Type.Record(Type.String(), Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])),
 });
 
+/**
+ * Every instance's metrics (each answers over NATS), labelled with service and instance, as
+ * Prometheus text. Served on the gateway's operator port (MEMEX_HEALTH_PORT), not the public API.
+ */
+export async function gatherMetrics(nc: NatsConnection): Promise<string> {
+  const instances = await collectMetrics(nc, SERVICE_NAMES);
+  return renderPrometheus(instances.map((i) => ({ labels: { service: i.service, instance: i.instance }, families: i.families })));
+}
+
 export function healthRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.get(
     '/healthz',
     { schema: { summary: 'Liveness', tags: ['operations'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
     async () => ({ status: 'ok' as const }),
-  );
-
-  app.get(
-    '/metrics',
-    {
-      schema: {
-        summary: 'Metrics',
-        description:
-          'Prometheus text format: every instance of every service (each answers over NATS), labelled with ' +
-          'service and instance. Unauthenticated like the health endpoints: expose it to your scraper only.',
-        tags: ['operations'],
-      },
-    },
-    async (_request, reply) => {
-      const instances = await collectMetrics(deps.nc, SERVICE_NAMES);
-      const text = renderPrometheus(instances.map((i) => ({ labels: { service: i.service, instance: i.instance }, families: i.families })));
-      return reply.type('text/plain; version=0.0.4; charset=utf-8').send(text);
-    },
   );
 
   const readiness = readinessProbe(deps.nc, ['memo', 'indexer', 'agent']);
