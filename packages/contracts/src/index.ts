@@ -133,3 +133,6 @@ export {
   TOKEN_STREAM_WINDOW,
 } from './streaming';
 export type { StreamAccepted, TokenStreamControl, TokenStreamMessage } from './streaming';
+
+export { DOCUMENT_FORMATS, FORMAT_MIMETYPES, extensionOf, sniffFileType, zipEntryNames } from './files';
+export type { DocumentFormat, SniffedFile } from './files';
