@@ -19,7 +19,24 @@ export interface TagRecord {
   tag: string;
 }
 
-export type ProcessingStage = 'indexing' | 'summarizing';
+export type ProcessingStage = 'extracting' | 'indexing' | 'summarizing';
+
+/**
+ * An uploaded original file: where its bytes are kept (a blob key), and what it was. The memo's
+ * content stays empty until the extractor records the file's text as a new content revision.
+ */
+export interface MemoFile {
+  /** Blob store key of the original bytes. */
+  blob: string;
+  filename: string;
+  mimetype: string;
+  format: import('./files').DocumentFormat;
+  size: number;
+  sha256: string;
+}
+
+/** Where a content revision came from: the client, or text extracted from the memo's file. */
+export type ContentOrigin = 'client' | 'extraction';
 
 export type MemoEvent =
   | {
@@ -37,6 +54,8 @@ export type MemoEvent =
         expirationDate: string | null;
         tags: TagRecord[];
         createdAt: string;
+        /** Set for uploads: the content is empty until extraction records the file's text. */
+        file?: MemoFile;
       };
     }
   | {
@@ -55,7 +74,10 @@ export type MemoEvent =
         updatedAt: string;
       };
     }
-  | { type: 'MemoContentChanged'; data: { memoId: string; projectId: string; revision: number; content: string; updatedAt: string } }
+  | {
+      type: 'MemoContentChanged';
+      data: { memoId: string; projectId: string; revision: number; content: string; updatedAt: string; origin?: ContentOrigin };
+    }
   | {
       type: 'MemoChunked';
       data: { memoId: string; projectId: string; revision: number; model: string; chunks: ChunkRecord[]; at: string };
@@ -116,4 +138,13 @@ export interface MemoEventMessage<E extends MemoEvent = MemoEvent> {
   occurredAt: string;
   data: E['data'];
   memo: MemoAttributes | null;
+}
+
+/**
+ * Whether an event starts a content revision to chunk, embed and summarize. An upload's
+ * `MemoCreated` does not: its content is empty until extraction adds a `MemoContentChanged`.
+ */
+export function startsContentRevision(event: Pick<MemoEventMessage, 'type' | 'data'>): boolean {
+  if (event.type === 'MemoContentChanged') return true;
+  return event.type === 'MemoCreated' && (event.data as { file?: unknown }).file === undefined;
 }

@@ -96,7 +96,7 @@ export type {
   UpdateMemoInput,
 } from './http/validation';
 
-export { MEMO_EVENT_TYPES } from './events';
+export { MEMO_EVENT_TYPES, startsContentRevision } from './events';
 export type {
   ChunkRecord,
   MemoAttributes,
@@ -136,3 +136,26 @@ export type { StreamAccepted, TokenStreamControl, TokenStreamMessage } from './s
 
 export { DOCUMENT_FORMATS, FORMAT_MIMETYPES, extensionOf, sniffFileType, zipEntryNames } from './files';
 export type { DocumentFormat, SniffedFile } from './files';
+
+export {
+  MEMO_PAGE_SIZE_DEFAULT,
+  MEMO_PAGE_SIZE_MAX,
+  MemoHistoryEntry,
+  MemoHistoryResponse,
+  MemoListItem,
+  MemoListQuery,
+  MemoListResponse,
+  MemoStatusResponse,
+  ProcessingStatus,
+  parseMemoListQuery,
+} from './http/catalog';
+export type { MemoListInput } from './http/catalog';
+export type { ContentOrigin, MemoFile } from './events';
+export type {
+  MemoAddressRequest,
+  MemoFileReply,
+  MemoHistoryReply,
+  MemoListReply,
+  MemoListRequest,
+  MemoStatusReply,
+} from './queries';
