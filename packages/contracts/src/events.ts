@@ -1,3 +1,5 @@
+import type { DocumentFormat } from './files';
+
 /**
  * Memo events: facts, past tense, one union. The memo service stores them and publishes each on
  * `Subjects.memoEvents(projectId, memoId)` as a `MemoEventMessage`.
@@ -30,7 +32,7 @@ export interface MemoFile {
   blob: string;
   filename: string;
   mimetype: string;
-  format: import('./files').DocumentFormat;
+  format: DocumentFormat;
   size: number;
   sha256: string;
 }
