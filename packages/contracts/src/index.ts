@@ -3,6 +3,7 @@ export type { ErrorCode, WireError } from './errors';
 
 export {
   Buckets,
+  ObjectBuckets,
   Consumers,
   Headers,
   QueueGroups,
@@ -95,6 +96,9 @@ export type {
   SearchInput,
   UpdateMemoInput,
 } from './http/validation';
+
+export { contentBlobName } from './blobs';
+export type { BlobRef, ContentRef } from './blobs';
 
 export { MEMO_EVENT_TYPES, startsContentRevision } from './events';
 export type {

@@ -120,8 +120,17 @@ export const Buckets = {
   organizations: 'memex_organizations',
   /** Which embedding model the index serves, and any re-index in progress. */
   indexState: 'memex_index_state',
-  /** Object Store bucket of uploaded original files (embedded blob store until the blob port lands). */
-  files: 'memex_files',
+  /**
+   * memo → its 256-bit data key (history 1). Kept outside the event log: removing a key
+   * crypto-shreds every sealed copy of the memo (events, bus messages, blobs, backups).
+   */
+  memoKeys: 'memex_memo_keys',
+} as const;
+
+/** JetStream Object Store buckets (the embedded blob store). */
+export const ObjectBuckets = {
+  /** Memo content revisions and uploaded files, sealed with the memo's key. */
+  blobs: 'memex_blobs',
 } as const;
 
 /**
