@@ -24,7 +24,7 @@ export interface MemoCommands {
     message: string;
   };
   archive: { projectId: string; memoId: string };
-  /** The text the extractor read from the memo's file (`blob` names which file). */
+  /** The text the extractor read from the memo's file (`blob` is the file's blob name). */
   'record-extraction': { projectId: string; memoId: string; blob: string; content: string; format: string; pages: number };
 }
 

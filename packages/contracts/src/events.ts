@@ -1,3 +1,4 @@
+import type { BlobRef } from './blobs';
 import type { DocumentFormat } from './files';
 
 /**
@@ -28,11 +29,13 @@ export type ProcessingStage = 'extracting' | 'indexing' | 'summarizing';
  * content stays empty until the extractor records the file's text as a new content revision.
  */
 export interface MemoFile {
-  /** Blob store key of the original bytes. */
-  blob: string;
+  /** The original bytes in the blob store, sealed with the memo's key (`bytes`/`sha256` of the sealed form). */
+  blob: BlobRef;
   filename: string;
+  /** The content type the bytes were found to be (not the one the client claimed). */
   mimetype: string;
   format: DocumentFormat;
+  /** Size and SHA-256 of the original (plaintext) bytes. */
   size: number;
   sha256: string;
 }
@@ -92,7 +95,11 @@ export type MemoEvent =
     }
   | { type: 'MemoArchived'; data: { memoId: string; projectId: string; reason: 'expired'; at: string } }
   | { type: 'MemoUnarchived'; data: { memoId: string; projectId: string; at: string } }
-  | { type: 'MemoDeleted'; data: { memoId: string; projectId: string; at: string } };
+  | {
+      type: 'MemoDeleted';
+      /** `file`: the blob name of the memo's uploaded original, for the extractor to delete. */
+      data: { memoId: string; projectId: string; at: string; file?: string };
+    };
 
 export type MemoEventType = MemoEvent['type'];
 

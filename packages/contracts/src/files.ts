@@ -42,6 +42,11 @@ const EXTENSIONS: Record<string, DocumentFormat> = {
 
 const TEXT_FORMATS: ReadonlySet<DocumentFormat> = new Set(['html', 'markdown', 'text']);
 
+/** Blob name of a memo's uploaded original; `attempt` keeps a retried upload from overwriting another's bytes. */
+export function fileBlobName(projectId: string, memoId: string, attempt: string): string {
+  return `files/${projectId}/${memoId}/${attempt}`;
+}
+
 export function extensionOf(filename: string): string {
   const base = filename.split(/[\\/]/).pop() ?? '';
   const dot = base.lastIndexOf('.');

@@ -138,7 +138,7 @@ export {
 } from './streaming';
 export type { StreamAccepted, TokenStreamControl, TokenStreamMessage } from './streaming';
 
-export { DOCUMENT_FORMATS, FORMAT_MIMETYPES, extensionOf, sniffFileType, zipEntryNames } from './files';
+export { DOCUMENT_FORMATS, FORMAT_MIMETYPES, extensionOf, fileBlobName, sniffFileType, zipEntryNames } from './files';
 export type { DocumentFormat, SniffedFile } from './files';
 
 export {

@@ -177,7 +177,8 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
 
     case 'DeleteMemo': {
       const memo = requireActive(state, command.projectId);
-      return [{ type: 'MemoDeleted', data: { memoId: memo.memoId, projectId: memo.projectId, at: command.now } }];
+      const file = memo.file ? { file: memo.file.blob.name } : {};
+      return [{ type: 'MemoDeleted', data: { memoId: memo.memoId, projectId: memo.projectId, at: command.now, ...file } }];
     }
 
     case 'RecordChunks': {
@@ -216,7 +217,7 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
       // the text differs, so replaying extraction with better parsers adds a revision only for news.
       if (state.status !== 'active' || state.memo.projectId !== command.projectId) return [];
       const memo = state.memo;
-      if (!memo.file || memo.file.blob !== command.blob || !memo.contentFromFile || memo.content === command.content) return [];
+      if (!memo.file || memo.file.blob.name !== command.blob || !memo.contentFromFile || memo.content === command.content) return [];
       return [
         {
           type: 'MemoContentChanged',
