@@ -6,5 +6,5 @@ export { DEFAULT_EXTRACT_LIMITS, ExtractionError } from './extract/errors';
 export type { ExtractLimits, ExtractionFailure } from './extract/errors';
 export { extractDocument } from './extract/extract';
 export type { Extracted } from './extract/extract';
-export { runSandboxed } from './sandbox/sandbox';
-export type { SandboxLimits } from './sandbox/sandbox';
+export { SandboxPool, SandboxWorker, runSandboxed } from './sandbox/sandbox';
+export type { SandboxLimits, SandboxPoolOptions } from './sandbox/sandbox';

@@ -12,8 +12,8 @@ export interface ExtractionDeps {
   keyring: Keyring;
   commands: CommandClient;
   limits: SandboxLimits;
-  /** Runs one extraction (the sandbox in production). */
-  extract: (bytes: Uint8Array, format: Extracted['format'], limits: SandboxLimits) => Promise<Extracted>;
+  /** Runs one extraction (the sandbox pool in production). */
+  extract: (bytes: Uint8Array, format: Extracted['format']) => Promise<Extracted>;
   logger: Logger;
   metrics?: Metrics;
 }
@@ -61,7 +61,7 @@ export class ExtractionProcessor {
     const started = performance.now();
     let extracted: Extracted;
     try {
-      extracted = await this.deps.extract(bytes, file.format, limits);
+      extracted = await this.deps.extract(bytes, file.format);
     } catch (error) {
       if (error instanceof ExtractionError) return fail(error.message, error.failure);
       throw error;

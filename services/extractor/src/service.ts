@@ -18,7 +18,7 @@ import {
 } from '@memex/runtime';
 import type { ExtractorConfig } from './config';
 import { ExtractionProcessor } from './processing';
-import { runSandboxed, type SandboxLimits } from './sandbox/sandbox';
+import { SandboxPool, type SandboxLimits } from './sandbox/sandbox';
 
 export interface ExtractorService {
   readonly instance: string;
@@ -53,12 +53,14 @@ export async function startExtractorService(config: ExtractorConfig, overrides: 
   const blobs = await NatsBlobStore.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
   const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
   const commands = new CommandClient(nc, js, 30_000);
+  const pool = new SandboxPool(sandboxLimits(config), { size: config.EXTRACT_CONCURRENCY });
+  await pool.warm();
   const processor = new ExtractionProcessor({
     blobs,
     keyring,
     commands,
     limits: sandboxLimits(config),
-    extract: runSandboxed,
+    extract: (bytes, format) => pool.extract(bytes, format),
     logger,
     metrics,
   });
@@ -84,6 +86,7 @@ export async function startExtractorService(config: ExtractorConfig, overrides: 
       healthServer?.close();
       for (const sub of subs) sub.unsubscribe();
       await runner.stop();
+      await pool.close();
       commands.close();
       keyring.close();
       await blobs.close();

@@ -3,6 +3,11 @@ import { ExtractionError, type ExtractLimits } from './errors';
 import { decodeUtf8, extractPlain } from './text';
 import { BoundedZip } from './zip';
 
+/** Loads every parser now (a sandbox process does this once, before its first document). */
+export async function preloadParsers(): Promise<void> {
+  await Promise.all([import('./pdf'), import('./docx'), import('./pptx'), import('./xlsx'), import('./odt'), import('./doc'), import('./html')]);
+}
+
 export interface Extracted {
   format: DocumentFormat;
   text: string;
@@ -22,7 +27,6 @@ export async function extractDocument(bytes: Uint8Array, format: DocumentFormat,
 
 async function extractByFormat(bytes: Uint8Array, format: DocumentFormat, limits: ExtractLimits): Promise<{ text: string; pages: number }> {
   switch (format) {
-    // Parsers load on first use: a sandbox child only pays for the one its document needs.
     case 'pdf':
       return (await import('./pdf')).extractPdf(bytes, limits);
     case 'docx':
