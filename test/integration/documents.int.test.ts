@@ -219,6 +219,19 @@ describe.skipIf(missing)(`documents: upload, extraction, catalog${missing ? ` (s
     }
   });
 
+  it('documents the routes in the OpenAPI: operationIds, named schemas, servers', async () => {
+    const spec = (await stack.app.inject({ method: 'GET', url: '/docs/json' })).json();
+    expect(spec.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    expect(spec.paths['/api/v1/memo'].get.operationId).toBe('listMemos');
+    expect(spec.paths['/api/v1/memo/{memo_id}/status'].get.operationId).toBe('getMemoStatus');
+    expect(spec.paths['/api/v1/memo/{memo_id}/history'].get.operationId).toBe('getMemoHistory');
+    expect(spec.paths['/api/v1/memo/{memo_id}/file'].get.operationId).toBe('downloadMemoFile');
+    for (const name of ['MemoListResponse', 'MemoListItem', 'MemoStatusResponse', 'MemoHistoryResponse', 'MemoHistoryEntry']) {
+      expect(spec.components.schemas[name], name).toBeDefined();
+    }
+    expect(JSON.stringify(spec.paths['/api/v1/memo/{memo_id}/status'].get.responses['200'])).toContain('#/components/schemas/MemoStatusResponse');
+  });
+
   describe('bad files', () => {
     it('empty, unknown and mismatched files get 400/415 with an error, and nothing is created', async () => {
       const before = (await stack.app.inject({ method: 'GET', url: '/api/v1/memo', headers: headers() })).json().count as number;

@@ -74,6 +74,8 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
   registerErrorHandling(app);
 
   await app.register(swagger, {
+    // Shared schemas (addSchema) appear under components.schemas by their $id, not as def-N.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -81,6 +83,8 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
         version: '1.0.0',
         description: 'Memos, semantic search, RAG chat and document generation. Every call needs `Authorization: Bearer <key>`.',
       },
+      // Relative: paths resolve against wherever this document was fetched from (this gateway).
+      servers: [{ url: '/', description: 'This Memex gateway (HTTPS)' }],
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'A project API key, or an organization token with project_id' },
