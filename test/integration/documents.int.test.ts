@@ -4,6 +4,7 @@
  * agent processing it, then status, content, search, download, list, history and erasure. The
  * files are made by independent tools (pandoc, headless Chromium, exceljs).
  */
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MemoListResponse, MemoStatusResponse, SearchResultItem } from '@memex/contracts';
 import { loadExtractorConfig, startExtractorService, type ExtractorService } from '@memex/extractor';
@@ -262,6 +263,22 @@ describe.skipIf(missing)(`documents: upload, extraction, catalog${missing ? ` (s
       const res = await stack.app.inject({ method: 'POST', url: '/api/v1/memo', headers: { ...headers(), 'content-type': contentType }, payload });
       expect(res.statusCode).toBe(413);
       expect(res.json().error).toMatch(/upload limit/);
+    });
+
+    it('a 101 MB upload without a declared length is cut off at the limit with 413', async () => {
+      const { payload, contentType } = multipart({ name: 'huge.txt', bytes: Buffer.alloc(101 * 1024 * 1024, 0x61) });
+      const chunks = function* () {
+        for (let i = 0; i < payload.length; i += 1024 * 1024) yield payload.subarray(i, i + 1024 * 1024);
+      };
+      const res = await stack.app.inject({
+        method: 'POST',
+        url: '/api/v1/memo',
+        headers: { ...headers(), 'content-type': contentType, 'transfer-encoding': 'chunked' },
+        payload: Readable.from(chunks()),
+      });
+      expect(res.statusCode).toBe(413);
+      expect(res.json().error).toMatch(/upload limit/);
+      expect((await stack.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     });
 
     it('a corrupt PDF and a zip bomb end in status error with a reason, and the stack keeps answering', async () => {
