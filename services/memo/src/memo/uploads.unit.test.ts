@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CreateMemoInput, MemoEvent, MemoFile } from '@memex/contracts';
+import { packChunks, type ContentRef, type MemoEvent, type MemoFile, type StoredCreateInput } from '@memex/contracts';
 import { statusOf } from './catalog';
 import { awaitsExtraction, decide, fold, initialState, isPending, type MemoCommand, type MemoData } from './decider';
 
@@ -9,9 +9,16 @@ const t0 = '2026-01-01T00:00:00.000Z';
 const t1 = '2026-01-01T00:00:05.000Z';
 const t2 = '2026-01-01T00:00:09.000Z';
 
-const input: CreateMemoInput = {
+/** A content reference whose digest stands for the text (the real one is an HMAC under the memo key). */
+const ref = (text: string): ContentRef => ({
+  blob: { name: `content/${projectId}/${memoId}/${text.length}`, bytes: text.length + 29, sha256: '00'.repeat(32) },
+  length: text.length,
+  digest: Buffer.from(text).toString('hex').padEnd(64, '0').slice(0, 64),
+});
+
+const input: StoredCreateInput = {
   title: 'report.pdf',
-  content: '',
+  content: ref(''),
   metadata: { original_filename: 'report.pdf' },
   referenceId: null,
   tags: ['given'],
@@ -39,8 +46,8 @@ const memoOf = (events: MemoEvent[]): MemoData => {
   return state.memo;
 };
 
-const upload: MemoCommand = { type: 'CreateMemo', memoId, projectId, input, file, now: t0 };
-const extraction = (content: string, now = t1, blob = file.blob.name): MemoCommand => ({ type: 'RecordExtraction', projectId, blob, content, now });
+const upload: MemoCommand = { type: 'CreateMemo', memoId, projectId, input: { ...input, file }, now: t0 };
+const extraction = (content: string, now = t1, blob = file.blob.name): MemoCommand => ({ type: 'RecordExtraction', projectId, blob, content: ref(content), now });
 
 describe('uploads in the memo decider', () => {
   it('an upload is created empty, waiting for extraction, and pending', () => {
@@ -56,7 +63,7 @@ describe('uploads in the memo decider', () => {
     const events = run([upload, extraction('# Report\n\nText.')]);
     expect(events[1]).toEqual({
       type: 'MemoContentChanged',
-      data: { memoId, projectId, revision: 2, content: '# Report\n\nText.', updatedAt: t1, origin: 'extraction' },
+      data: { memoId, projectId, revision: 2, content: ref('# Report\n\nText.'), updatedAt: t1, origin: 'extraction' },
     });
     const memo = memoOf(events);
     expect(memo.tags.map((t) => t.tag)).toEqual(['given']);
@@ -67,7 +74,7 @@ describe('uploads in the memo decider', () => {
     const events = run([
       upload,
       extraction('Text.'),
-      { type: 'RecordChunks', projectId, revision: 2, model: 'm', chunks: [{ uuid: memoId, index: 0, start: 0, end: 5 }], now: t1 },
+      { type: 'RecordChunks', projectId, revision: 2, model: 'm', chunks: packChunks([{ start: 0, end: 5 }]), firstChunk: 'Text.', now: t1 },
       { type: 'RecordSummary', projectId, revision: 2, summary: 'S', tags: ['auto'], now: t2 },
     ]);
     const memo = memoOf(events);
@@ -83,7 +90,7 @@ describe('uploads in the memo decider', () => {
   });
 
   it("a client's content PATCH wins over a late extraction", () => {
-    const events = run([upload, { type: 'UpdateMemo', projectId, input: { content: 'Typed by hand.' }, now: t1 }]);
+    const events = run([upload, { type: 'UpdateMemo', projectId, input: { content: ref('Typed by hand.') }, now: t1 }]);
     expect(decide(extraction('From the file.', t2), fold(events))).toEqual([]);
   });
 
@@ -101,12 +108,12 @@ describe('uploads in the memo decider', () => {
   });
 
   it('deleting an upload names its file, so the extractor can delete it', () => {
-    const events = run([upload, { type: 'DeleteMemo', projectId, now: t1 }]);
-    expect(events[1]).toEqual({ type: 'MemoDeleted', data: { memoId, projectId, at: t1, file: file.blob.name } });
+    const events = run([upload, { type: 'DeleteMemo', projectId, reason: 'deleted', now: t1 }]);
+    expect(events[1]).toEqual({ type: 'MemoDeleted', data: { memoId, projectId, at: t1, reason: 'deleted', file: file.blob.name } });
   });
 
   it('a memo created from JSON is not an upload', () => {
-    const memo = memoOf(run([{ type: 'CreateMemo', memoId, projectId, input: { ...input, content: 'x' }, now: t0 }]));
+    const memo = memoOf(run([{ type: 'CreateMemo', memoId, projectId, input: { ...input, content: ref('x') }, now: t0 }]));
     expect(memo.file).toBeNull();
     expect(awaitsExtraction(memo)).toBe(false);
   });
