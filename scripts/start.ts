@@ -21,8 +21,8 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-type Service = 'memo' | 'indexer' | 'agent' | 'gateway';
-const SERVICES: Service[] = ['memo', 'indexer', 'agent', 'gateway'];
+type Service = 'memo' | 'indexer' | 'agent' | 'extractor' | 'gateway';
+const SERVICES: Service[] = ['memo', 'indexer', 'agent', 'extractor', 'gateway'];
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Where `pnpm start` writes the URL of the nats-server it started; the CLI reads it. */
 export const NATS_URL_FILE = 'nats.url';
@@ -32,7 +32,7 @@ function log(message: string): void {
 }
 
 export function parseScale(spec: string | undefined): Record<Service, number> {
-  const scale: Record<Service, number> = { memo: 1, indexer: 1, agent: 1, gateway: 1 };
+  const scale: Record<Service, number> = { memo: 1, indexer: 1, agent: 1, extractor: 1, gateway: 1 };
   if (!spec) return scale;
   for (const part of spec.split(',').filter(Boolean)) {
     const [name, count] = part.split('=');

@@ -1,6 +1,6 @@
 import type { WireError } from './errors';
 import type { ContentRef } from './blobs';
-import type { ChunkLayout, ErasureReason, ProcessingStage } from './events';
+import type { ChunkLayout, ErasureReason, MemoFile, ProcessingStage } from './events';
 import type { IdType } from './http/memo';
 import type { CreateMemoInput, UpdateMemoInput } from './http/validation';
 import type { MemoCommandName } from './subjects';
@@ -12,7 +12,7 @@ export interface MemoRef {
 }
 
 /** A create as the memo service stores it: the validated body, content by reference. */
-export type StoredCreateInput = Omit<CreateMemoInput, 'content'> & { content: ContentRef };
+export type StoredCreateInput = Omit<CreateMemoInput, 'content'> & { content: ContentRef; /** Set for uploads. */ file?: MemoFile };
 /** An update as the memo service stores it. */
 export type StoredUpdateInput = Omit<UpdateMemoInput, 'content'> & { content?: ContentRef };
 /** The sealed part of `record-chunks`. */
@@ -44,6 +44,8 @@ export interface MemoCommands {
     stage: ProcessingStage;
     message: string;
   };
+  /** The text the extractor read from the memo's file (`blob` is the file's blob name), by reference. */
+  'record-extraction': { projectId: string; memoId: string; blob: string; content: ContentRef; format: string; pages: number };
 }
 
 export interface MemoCommandResults {
@@ -53,6 +55,7 @@ export interface MemoCommandResults {
   'record-chunks': { applied: boolean };
   'record-summary': { applied: boolean };
   'record-processing-failure': { applied: boolean };
+  'record-extraction': { applied: boolean };
 }
 
 export type MemoCommandPayload<N extends MemoCommandName> = MemoCommands[N];

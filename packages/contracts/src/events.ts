@@ -1,9 +1,11 @@
+import type { BlobRef, ContentRef } from './blobs';
+import type { DocumentFormat } from './files';
+
 /**
  * Memo events: facts, past tense, one union. The memo service stores them and publishes each on
  * `Subjects.memoEvents(projectId, memoId)` as a `MemoEventMessage`.
  */
 
-import type { ContentRef } from './blobs';
 
 /**
  * A chunk by position: `content.slice(start, end)` of the revision it belongs to (UTF-16 offsets).
@@ -34,7 +36,26 @@ export interface TagRecord {
   tag: string;
 }
 
-export type ProcessingStage = 'indexing' | 'summarizing';
+export type ProcessingStage = 'extracting' | 'indexing' | 'summarizing';
+
+/**
+ * An uploaded original file: where its bytes are kept (a blob key), and what it was. The memo's
+ * content stays empty until the extractor records the file's text as a new content revision.
+ */
+export interface MemoFile {
+  /** The original bytes in the blob store, sealed with the memo's key (`bytes`/`sha256` of the sealed form). */
+  blob: BlobRef;
+  filename: string;
+  /** The content type the bytes were found to be (not the one the client claimed). */
+  mimetype: string;
+  format: DocumentFormat;
+  /** Size and SHA-256 of the original (plaintext) bytes. */
+  size: number;
+  sha256: string;
+}
+
+/** Where a content revision came from: the client, or text extracted from the memo's file. */
+export type ContentOrigin = 'client' | 'extraction';
 
 export type MemoEvent =
   | {
@@ -52,6 +73,8 @@ export type MemoEvent =
         expirationDate: string | null;
         tags: TagRecord[];
         createdAt: string;
+        /** Set for uploads: the content is empty until extraction records the file's text. */
+        file?: MemoFile;
       };
     }
   | {
@@ -70,7 +93,10 @@ export type MemoEvent =
         updatedAt: string;
       };
     }
-  | { type: 'MemoContentChanged'; data: { memoId: string; projectId: string; revision: number; content: ContentRef; updatedAt: string } }
+  | {
+      type: 'MemoContentChanged';
+      data: { memoId: string; projectId: string; revision: number; content: ContentRef; updatedAt: string; origin?: ContentOrigin };
+    }
   | {
       type: 'MemoChunked';
       /** `firstChunk`: the text of chunk 0, which title search answers with (the content stays in its blob). */
@@ -84,8 +110,11 @@ export type MemoEvent =
     }
   | { type: 'MemoArchived'; data: { memoId: string; projectId: string; reason: 'expired'; at: string } }
   | { type: 'MemoUnarchived'; data: { memoId: string; projectId: string; at: string } }
-  /** The tombstone: all that stays of an erased memo (never sealed: it names nothing but ids). */
-  | { type: 'MemoDeleted'; data: { memoId: string; projectId: string; at: string; reason?: ErasureReason } };
+  /**
+   * The tombstone: all that stays of an erased memo (never sealed: it names nothing but ids).
+   * `file`: the blob name of the memo's uploaded original (ids only), for the extractor to delete.
+   */
+  | { type: 'MemoDeleted'; data: { memoId: string; projectId: string; at: string; reason?: ErasureReason; file?: string } };
 
 export type MemoEventType = MemoEvent['type'];
 
@@ -168,3 +197,12 @@ export function unpackChunks(layout: ChunkLayout): { index: number; start: numbe
 }
 
 export const EMPTY_CHUNKS: ChunkLayout = { count: 0, offsets: '' };
+
+/**
+ * Whether an (opened) event starts a content revision to chunk, embed and summarize. An upload's
+ * `MemoCreated` does not: its content is empty until extraction adds a `MemoContentChanged`.
+ */
+export function startsContentRevision(event: Pick<MemoEventMessage, 'type' | 'data'>): boolean {
+  if (event.type === 'MemoContentChanged') return true;
+  return event.type === 'MemoCreated' && (event.data as { file?: unknown } | undefined)?.file === undefined;
+}

@@ -107,7 +107,7 @@ export type {
 export { contentBlobName } from './blobs';
 export type { BlobRef, ContentRef } from './blobs';
 
-export { EMPTY_CHUNKS, MEMO_EVENT_TYPES, packChunks, unpackChunks } from './events';
+export { EMPTY_CHUNKS, MEMO_EVENT_TYPES, packChunks, startsContentRevision, unpackChunks } from './events';
 export type {
   ChunkLayout,
   ChunkRecord,
@@ -161,3 +161,29 @@ export {
   TOKEN_STREAM_WINDOW,
 } from './streaming';
 export type { StreamAccepted, TokenStreamControl, TokenStreamMessage } from './streaming';
+
+export { DOCUMENT_FORMATS, FORMAT_MIMETYPES, extensionOf, fileBlobName, sniffFileType, zipEntryNames } from './files';
+export type { DocumentFormat, SniffedFile } from './files';
+
+export {
+  MEMO_PAGE_SIZE_DEFAULT,
+  MEMO_PAGE_SIZE_MAX,
+  MemoHistoryEntry,
+  MemoHistoryResponse,
+  MemoListItem,
+  MemoListQuery,
+  MemoListResponse,
+  MemoStatusResponse,
+  ProcessingStatus,
+  parseMemoListQuery,
+} from './http/catalog';
+export type { MemoListInput } from './http/catalog';
+export type { ContentOrigin, MemoFile } from './events';
+export type {
+  MemoAddressRequest,
+  MemoFileReply,
+  MemoHistoryReply,
+  MemoListReply,
+  MemoListRequest,
+  MemoStatusReply,
+} from './queries';

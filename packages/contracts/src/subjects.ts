@@ -33,6 +33,8 @@ export const Consumers = {
   indexerCatalog: 'indexer-catalog',
   /** Summaries and tags. */
   agent: 'agent',
+  /** Turns uploaded files into content revisions (and erases them with their memo). */
+  extractor: 'extractor',
 } as const;
 export type ConsumerName = (typeof Consumers)[keyof typeof Consumers];
 
@@ -59,6 +61,11 @@ export const Subjects = {
     /** A route's memo address (uuid or reference id) → the memo's uuid and owner. */
     memoResolve: `${ROOT}.q.memo.resolve`,
     memoTitleSearch: `${ROOT}.q.memo.title-search`,
+    memoList: `${ROOT}.q.memo.list`,
+    memoStatus: `${ROOT}.q.memo.status`,
+    memoHistory: `${ROOT}.q.memo.history`,
+    /** Where a memo's original file is (its `MemoFile`), for the download route. */
+    memoFile: `${ROOT}.q.memo.file`,
     indexSearch: `${ROOT}.q.index.search`,
     indexStatus: `${ROOT}.q.index.status`,
     agentChat: `${ROOT}.q.agent.chat`,
@@ -88,10 +95,11 @@ export const QueueGroups = {
   indexer: 'indexer',
   agent: 'agent',
   gateway: 'gateway',
+  extractor: 'extractor',
 } as const;
 
-export type ServiceName = 'gateway' | 'memo' | 'indexer' | 'agent';
-export const SERVICE_NAMES: readonly ServiceName[] = ['gateway', 'memo', 'indexer', 'agent'];
+export type ServiceName = 'gateway' | 'memo' | 'indexer' | 'agent' | 'extractor';
+export const SERVICE_NAMES: readonly ServiceName[] = ['gateway', 'memo', 'indexer', 'agent', 'extractor'];
 
 export type MemoCommandName =
   | 'create'
@@ -99,7 +107,8 @@ export type MemoCommandName =
   | 'delete'
   | 'record-chunks'
   | 'record-summary'
-  | 'record-processing-failure';
+  | 'record-processing-failure'
+  | 'record-extraction';
 
 export const Buckets = {
   /** sha256(api key) → ApiKeyRecord. */

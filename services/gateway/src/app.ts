@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
+import multipart from '@fastify/multipart';
 import swaggerUi from '@fastify/swagger-ui';
 import { MemexError, errorText } from '@memex/contracts';
 import { natsConnected, type Logger } from '@memex/runtime';
@@ -8,6 +9,8 @@ import { registerErrorHandling } from './http/errors';
 import type { GatewayDeps } from './http/context';
 import { agentRoutes } from './routes/agent';
 import { healthRoutes } from './routes/health';
+import { memoCatalogRoutes } from './routes/memoCatalog';
+import { memoFileRoutes } from './routes/memoFiles';
 import { memoRoutes } from './routes/memos';
 import { searchRoutes } from './routes/search';
 
@@ -98,6 +101,8 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
   });
 
   await app.register(swagger, {
+    // Shared schemas (addSchema) appear under components.schemas by their $id, not as def-N.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -105,6 +110,8 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
         version: '1.0.0',
         description: 'Memos, semantic search, RAG chat and document generation. Every call needs `Authorization: Bearer <key>`.',
       },
+      // Relative: paths resolve against wherever this document was fetched from (this gateway).
+      servers: [{ url: '/', description: 'This Memex gateway (HTTPS)' }],
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'A project API key, or an organization token with project_id' },
@@ -114,9 +121,13 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+  // Uploads (multipart POST /api/v1/memo) are read as parts by the route, within MEMEX_UPLOAD_LIMIT.
+  await app.register(multipart);
 
   healthRoutes(app, deps);
   memoRoutes(app, deps);
+  memoCatalogRoutes(app, deps);
+  memoFileRoutes(app, deps);
   searchRoutes(app, deps);
   agentRoutes(app, deps);
   return app;

@@ -17,6 +17,11 @@ export const GatewayEnv = Type.Object({
   MEMEX_BODY_LIMIT: Type.Optional(
     Type.Integer({ minimum: 1024, description: 'Largest request body, bytes (default: 2 × MEMEX_MAX_CONTENT_BYTES + 1 MiB, room for JSON escapes)' }),
   ),
+  MEMEX_UPLOAD_LIMIT: Type.Integer({
+    minimum: 1024,
+    default: 100 * 1024 * 1024,
+    description: 'Largest uploaded file (multipart POST /api/v1/memo), bytes; larger is refused with 413 before the body is read',
+  }),
   MEMEX_REQUEST_TIMEOUT_MS: Type.Integer({
     minimum: 1000,
     default: 30_000,

@@ -1,4 +1,4 @@
-import type { ContentRef, MemoEventMessage, SummaryResult } from '@memex/contracts';
+import { startsContentRevision, type ContentRef, type MemoEventMessage, type SummaryResult } from '@memex/contracts';
 import { isKeyErased, type CommandClient, type ContentStore, type Logger } from '@memex/runtime';
 import type { LlmProvider } from '../llm/port';
 
@@ -23,7 +23,7 @@ export class SummaryProcessor {
   ) {}
 
   async handle(event: MemoEventMessage, logger?: Logger): Promise<void> {
-    if (event.type !== 'MemoCreated' && event.type !== 'MemoContentChanged') return;
+    if (!startsContentRevision(event)) return;
     const { memoId, projectId, revision, content: ref } = event.data as { memoId: string; projectId: string; revision: number; content: ContentRef };
     if (event.memo && event.memo.revision > revision) return;
     try {
@@ -43,7 +43,7 @@ export class SummaryProcessor {
   }
 
   async recordFailure(event: MemoEventMessage, error: unknown): Promise<void> {
-    if (event.type !== 'MemoCreated' && event.type !== 'MemoContentChanged') return;
+    if (!startsContentRevision(event)) return;
     const { memoId, projectId, revision } = event.data as { memoId: string; projectId: string; revision: number };
     await this.commands.send('record-processing-failure', {
       projectId,

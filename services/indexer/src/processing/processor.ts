@@ -1,4 +1,4 @@
-import { packChunks, type ContentRef, type MemoEventMessage } from '@memex/contracts';
+import { packChunks, startsContentRevision, type ContentRef, type MemoEventMessage } from '@memex/contracts';
 import { isKeyErased, type CommandClient, type ContentStore, type Logger, type Metrics } from '@memex/runtime';
 import type { ChunkOptions } from '@memex/text';
 import type { SearchIndex } from '../searchIndex/port';
@@ -37,7 +37,7 @@ export class MemoProcessor {
 
   /** The `indexer` consumer: chunks and embeddings for each content revision. */
   async indexContent(event: MemoEventMessage, logger: Logger = this.deps.logger): Promise<void> {
-    if (event.type !== 'MemoCreated' && event.type !== 'MemoContentChanged') return;
+    if (!startsContentRevision(event)) return;
     const { index, models, commands, chunking } = this.deps;
     const { memoId, projectId } = about(event);
     const { revision, content: ref } = event.data as { revision: number; content: ContentRef };
@@ -103,7 +103,7 @@ export class MemoProcessor {
 
   /** A revision that failed every retry: the memo shows it, instead of staying pending silently. */
   async recordFailure(event: MemoEventMessage, error: unknown): Promise<void> {
-    if (event.type !== 'MemoCreated' && event.type !== 'MemoContentChanged') return;
+    if (!startsContentRevision(event)) return;
     const { memoId, projectId } = about(event);
     const { revision } = event.data as { revision: number };
     await this.deps.commands.send('record-processing-failure', {

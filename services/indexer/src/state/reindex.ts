@@ -1,5 +1,5 @@
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { Streams, type ContentRef, type MemoEventMessage } from '@memex/contracts';
+import { Streams, startsContentRevision, type ContentRef, type MemoEventMessage } from '@memex/contracts';
 import { decodeJson, isKeyErased, openEvent, type ContentStore, type IndexState, type IndexStateStore, type Logger } from '@memex/runtime';
 import type { ChunkOptions } from '@memex/text';
 import { chunkMemo, embedChunks } from '../processing/chunks';
@@ -113,10 +113,12 @@ export class Reindexer {
           const sealedEvent = decodeJson<MemoEventMessage>(msg.data);
           if (sealedEvent.type === 'MemoCreated' || sealedEvent.type === 'MemoContentChanged') {
             // An erased memo's events no longer open: nothing to index.
-            const event = await openEvent(this.deps.content.keyring, sealedEvent).catch((error: unknown) => {
+            const opened = await openEvent(this.deps.content.keyring, sealedEvent).catch((error: unknown) => {
               if (isKeyErased(error)) return undefined;
               throw error;
             });
+            // An upload's empty first revision waits for its extracted text.
+            const event = opened && startsContentRevision(opened) ? opened : undefined;
             const { memoId, projectId, revision, content: ref } = (event?.data ?? {}) as {
               memoId: string;
               projectId: string;

@@ -243,6 +243,11 @@ export class MemoCommandService {
         if (done.applied) this.deps.logger.error({ memoId, revision, stage, message }, 'memo processing failed');
         return { result: { applied: done.applied }, ...seq(done) };
       },
+
+      'record-extraction': async ({ projectId, memoId, blob, content }, ctx) => {
+        const done = await this.execute(projectId, memoId, (now) => ({ type: 'RecordExtraction', projectId, blob, content, now }), ctx);
+        return { result: { applied: done.applied }, ...seq(done) };
+      },
     };
   }
 }
