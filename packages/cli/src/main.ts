@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { runAdmin } from './admin';
 import { runApi } from './api';
+import { runMcp } from './mcp';
 import { runReindex } from './reindex';
 
 export const USAGE = `memex <command> [options]
@@ -25,6 +26,7 @@ Administration (talks to NATS at NATS_URL, default nats://127.0.0.1:4222):
 API (MEMEX_URL, default https://localhost:8443; MEMEX_API_KEY or --key):
   api METHOD PATH [JSON] [--key K] [--insecure] call the API, print the response body
                                                 e.g. memex api POST /api/v1/memo '{"title":"t","content":"c"}'
+  mcp [--key K] [--insecure]                    serve the MCP tools over stdio (for desktop assistants)
 
 Keys and tokens are printed once and stored only as hashes.`;
 
@@ -36,6 +38,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     if (group === 'api') return await runApi([action ?? '', ...rest].filter((a) => a !== ''));
+    if (group === 'mcp') return await runMcp([action ?? '', ...rest].filter((a) => a !== ''));
     if (group === 'reindex') return await runReindex([action ?? '', ...rest].filter((a) => a !== ''));
     return await runAdmin(group, action ?? '', rest);
   } catch (error) {

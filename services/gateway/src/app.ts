@@ -7,6 +7,7 @@ import { registerErrorHandling } from './http/errors';
 import type { GatewayDeps } from './http/context';
 import { agentRoutes } from './routes/agent';
 import { healthRoutes } from './routes/health';
+import { mcpRoutes } from './routes/mcp';
 import { memoRoutes } from './routes/memos';
 import { projectRoutes } from './routes/project';
 import { searchRoutes } from './routes/search';
@@ -145,5 +146,6 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
   searchRoutes(app, deps);
   agentRoutes(app, deps);
   projectRoutes(app, deps);
+  mcpRoutes(app, deps);
   return app;
 }
