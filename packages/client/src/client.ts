@@ -185,8 +185,8 @@ export class MemexClient {
   }
 
   /** The memo's original file, byte for byte, with its content type and file name. */
-  async getMemoFile(memoId: string, options: MemoRefOptions = {}): Promise<DownloadedFile> {
-    const res = await this.send('getMemoFile', this.memoRef(memoId, options));
+  async downloadMemoFile(memoId: string, options: MemoRefOptions = {}): Promise<DownloadedFile> {
+    const res = await this.send('downloadMemoFile', this.memoRef(memoId, options));
     const disposition = res.headers.get('content-disposition') ?? '';
     const star = /filename\*=UTF-8''([^;]+)/i.exec(disposition);
     const plain = /filename="?([^";]+)"?/i.exec(disposition);

@@ -11,7 +11,7 @@ export const OPERATIONS = {
   deleteMemo: { method: 'DELETE', path: '/api/v1/memo/{memo_id}' },
   getMemoStatus: { method: 'GET', path: '/api/v1/memo/{memo_id}/status' },
   getMemoHistory: { method: 'GET', path: '/api/v1/memo/{memo_id}/history' },
-  getMemoFile: { method: 'GET', path: '/api/v1/memo/{memo_id}/file' },
+  downloadMemoFile: { method: 'GET', path: '/api/v1/memo/{memo_id}/file' },
   search: { method: 'POST', path: '/api/v1/search' },
   chat: { method: 'POST', path: '/api/v1/chat' },
   generate: { method: 'POST', path: '/api/v1/generate' },

@@ -116,19 +116,20 @@ export interface MemoStatus {
   error_reason: string | null;
 }
 
-export interface MemoRevision {
-  [field: string]: unknown;
-  at?: string;
-  type?: string;
-  revision?: number;
-  changed?: string[];
+export interface MemoHistoryEntry {
+  version: number;
+  event: string;
+  at: string;
+  actor: 'client' | 'extractor' | 'indexer' | 'agent' | 'expiry';
+  request_id: string | null;
+  fields: string[];
+  content_revision: number | null;
+  content_length: number | null;
 }
 
 export interface MemoHistory {
-  memo_uuid?: string;
-  revisions?: MemoRevision[];
-  results?: MemoRevision[];
-  [field: string]: unknown;
+  memo_uuid: string;
+  revisions: MemoHistoryEntry[];
 }
 
 export interface SearchBody {

@@ -1,5 +1,5 @@
 import type { WireError } from './errors';
-import type { ChunkRecord, ProcessingStage } from './events';
+import type { ChunkRecord, MemoFile, ProcessingStage } from './events';
 import type { IdType } from './http/memo';
 import type { CreateMemoInput, UpdateMemoInput } from './http/validation';
 import type { MemoCommandName } from './subjects';
@@ -11,7 +11,7 @@ export interface MemoRef {
 }
 
 export interface MemoCommands {
-  create: { projectId: string; memoId: string; input: CreateMemoInput };
+  create: { projectId: string; memoId: string; input: CreateMemoInput; file?: MemoFile };
   update: { projectId: string; ref: MemoRef; input: UpdateMemoInput };
   delete: { projectId: string; ref: MemoRef };
   'record-chunks': { projectId: string; memoId: string; revision: number; model: string; chunks: ChunkRecord[] };
@@ -24,6 +24,8 @@ export interface MemoCommands {
     message: string;
   };
   archive: { projectId: string; memoId: string };
+  /** The text the extractor read from the memo's file (`blob` is the file's blob name). */
+  'record-extraction': { projectId: string; memoId: string; blob: string; content: string; format: string; pages: number };
 }
 
 export interface MemoCommandResults {
@@ -34,6 +36,7 @@ export interface MemoCommandResults {
   'record-summary': { applied: boolean };
   'record-processing-failure': { applied: boolean };
   archive: { applied: boolean };
+  'record-extraction': { applied: boolean };
 }
 
 export type MemoCommandPayload<N extends MemoCommandName> = MemoCommands[N];

@@ -26,6 +26,12 @@ export const ERRORS = {
   NotFound: { status: 404, text: 'Not found' },
   ReferenceIdTaken: { status: 409, text: 'reference_id is already used by another memo in this project' },
   PayloadTooLarge: { status: 413, text: 'Request body is too large' },
+  FileTooLarge: { status: 413, text: 'The file is larger than the upload limit' },
+  EmptyFile: { status: 400, text: 'The file is empty' },
+  FileRequired: { status: 400, text: 'A multipart upload needs a file part named "file"' },
+  UnsupportedFileType: { status: 415, text: 'Unsupported file type' },
+  FileTypeMismatch: { status: 415, text: 'The file content does not match its name' },
+  NoOriginalFile: { status: 404, text: 'This memo has no original file' },
   UnsupportedMediaType: { status: 415, text: 'Content-Type must be application/json' },
   RateLimited: { status: 429, text: 'Rate limit exceeded' },
   AgentError: { status: 500, text: 'Agent error' },
@@ -37,7 +43,7 @@ export const ERRORS = {
 export type ErrorCode = keyof typeof ERRORS;
 
 /** Codes whose spec text is a prefix followed by `: <details>`. */
-const PREFIXED: ReadonlySet<ErrorCode> = new Set(['InvalidFilter', 'AgentError']);
+const PREFIXED: ReadonlySet<ErrorCode> = new Set(['InvalidFilter', 'AgentError', 'UnsupportedFileType', 'FileTypeMismatch', 'FileTooLarge']);
 /** Codes whose detail is the whole client-facing text (validation messages the spec leaves open). */
 const REPLACED: ReadonlySet<ErrorCode> = new Set(['InvalidRequest']);
 

@@ -1,3 +1,6 @@
+import type { BlobRef } from './blobs';
+import type { DocumentFormat } from './files';
+
 /**
  * Memo events: facts, past tense, one union. The memo service stores them and publishes each on
  * `Subjects.memoEvents(projectId, memoId)` as a `MemoEventMessage`.
@@ -19,7 +22,26 @@ export interface TagRecord {
   tag: string;
 }
 
-export type ProcessingStage = 'indexing' | 'summarizing';
+export type ProcessingStage = 'extracting' | 'indexing' | 'summarizing';
+
+/**
+ * An uploaded original file: where its bytes are kept (a blob key), and what it was. The memo's
+ * content stays empty until the extractor records the file's text as a new content revision.
+ */
+export interface MemoFile {
+  /** The original bytes in the blob store, sealed with the memo's key (`bytes`/`sha256` of the sealed form). */
+  blob: BlobRef;
+  filename: string;
+  /** The content type the bytes were found to be (not the one the client claimed). */
+  mimetype: string;
+  format: DocumentFormat;
+  /** Size and SHA-256 of the original (plaintext) bytes. */
+  size: number;
+  sha256: string;
+}
+
+/** Where a content revision came from: the client, or text extracted from the memo's file. */
+export type ContentOrigin = 'client' | 'extraction';
 
 export type MemoEvent =
   | {
@@ -37,6 +59,8 @@ export type MemoEvent =
         expirationDate: string | null;
         tags: TagRecord[];
         createdAt: string;
+        /** Set for uploads: the content is empty until extraction records the file's text. */
+        file?: MemoFile;
       };
     }
   | {
@@ -55,7 +79,10 @@ export type MemoEvent =
         updatedAt: string;
       };
     }
-  | { type: 'MemoContentChanged'; data: { memoId: string; projectId: string; revision: number; content: string; updatedAt: string } }
+  | {
+      type: 'MemoContentChanged';
+      data: { memoId: string; projectId: string; revision: number; content: string; updatedAt: string; origin?: ContentOrigin };
+    }
   | {
       type: 'MemoChunked';
       data: { memoId: string; projectId: string; revision: number; model: string; chunks: ChunkRecord[]; at: string };
@@ -68,7 +95,11 @@ export type MemoEvent =
     }
   | { type: 'MemoArchived'; data: { memoId: string; projectId: string; reason: 'expired'; at: string } }
   | { type: 'MemoUnarchived'; data: { memoId: string; projectId: string; at: string } }
-  | { type: 'MemoDeleted'; data: { memoId: string; projectId: string; at: string } };
+  | {
+      type: 'MemoDeleted';
+      /** `file`: the blob name of the memo's uploaded original, for the extractor to delete. */
+      data: { memoId: string; projectId: string; at: string; file?: string };
+    };
 
 export type MemoEventType = MemoEvent['type'];
 
@@ -116,4 +147,13 @@ export interface MemoEventMessage<E extends MemoEvent = MemoEvent> {
   occurredAt: string;
   data: E['data'];
   memo: MemoAttributes | null;
+}
+
+/**
+ * Whether an event starts a content revision to chunk, embed and summarize. An upload's
+ * `MemoCreated` does not: its content is empty until extraction adds a `MemoContentChanged`.
+ */
+export function startsContentRevision(event: Pick<MemoEventMessage, 'type' | 'data'>): boolean {
+  if (event.type === 'MemoContentChanged') return true;
+  return event.type === 'MemoCreated' && (event.data as { file?: unknown }).file === undefined;
 }

@@ -3,6 +3,7 @@ export type { ErrorCode, WireError } from './errors';
 
 export {
   Buckets,
+  ObjectBuckets,
   Consumers,
   Headers,
   QueueGroups,
@@ -96,7 +97,10 @@ export type {
   UpdateMemoInput,
 } from './http/validation';
 
-export { MEMO_EVENT_TYPES } from './events';
+export { contentBlobName } from './blobs';
+export type { BlobRef, ContentRef } from './blobs';
+
+export { MEMO_EVENT_TYPES, startsContentRevision } from './events';
 export type {
   ChunkRecord,
   MemoAttributes,
@@ -133,3 +137,29 @@ export {
   TOKEN_STREAM_WINDOW,
 } from './streaming';
 export type { StreamAccepted, TokenStreamControl, TokenStreamMessage } from './streaming';
+
+export { DOCUMENT_FORMATS, FORMAT_MIMETYPES, extensionOf, fileBlobName, sniffFileType, zipEntryNames } from './files';
+export type { DocumentFormat, SniffedFile } from './files';
+
+export {
+  MEMO_PAGE_SIZE_DEFAULT,
+  MEMO_PAGE_SIZE_MAX,
+  MemoHistoryEntry,
+  MemoHistoryResponse,
+  MemoListItem,
+  MemoListQuery,
+  MemoListResponse,
+  MemoStatusResponse,
+  ProcessingStatus,
+  parseMemoListQuery,
+} from './http/catalog';
+export type { MemoListInput } from './http/catalog';
+export type { ContentOrigin, MemoFile } from './events';
+export type {
+  MemoAddressRequest,
+  MemoFileReply,
+  MemoHistoryReply,
+  MemoListReply,
+  MemoListRequest,
+  MemoStatusReply,
+} from './queries';

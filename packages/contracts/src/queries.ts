@@ -2,6 +2,8 @@ import type { Filter } from './filters';
 import type { ChatListInput } from './http/validation';
 import type { Chat, ChatListResponse, Citation, IntermediateStep } from './http/chat';
 import type { Memo } from './http/memo';
+import type { MemoHistoryResponse, MemoListInput, MemoListResponse, MemoStatusResponse } from './http/catalog';
+import type { MemoFile } from './events';
 import type { SearchResultItem } from './http/search';
 import type { MemoRef } from './commands';
 import type { WireError } from './errors';
@@ -14,6 +16,23 @@ export interface MemoGetRequest {
   ref: MemoRef;
 }
 export type MemoGetReply = Memo;
+
+export interface MemoListRequest extends MemoListInput {
+  projectId: string;
+}
+export type MemoListReply = MemoListResponse;
+
+/** Status, history and file look-ups address a memo as GET does; another project's memo is not found. */
+export interface MemoAddressRequest {
+  projectId: string;
+  ref: MemoRef;
+}
+export type MemoStatusReply = MemoStatusResponse;
+export type MemoHistoryReply = MemoHistoryResponse;
+export interface MemoFileReply {
+  memoId: string;
+  file: MemoFile;
+}
 
 export interface TitleSearchRequest {
   projectId: string;

@@ -33,6 +33,8 @@ export const Consumers = {
   indexerCatalog: 'indexer-catalog',
   /** Summaries and tags. */
   agent: 'agent',
+  /** Turns uploaded files into content revisions (and erases them with their memo). */
+  extractor: 'extractor',
 } as const;
 export type ConsumerName = (typeof Consumers)[keyof typeof Consumers];
 
@@ -57,6 +59,11 @@ export const Subjects = {
   query: {
     memoGet: `${ROOT}.q.memo.get`,
     memoTitleSearch: `${ROOT}.q.memo.title-search`,
+    memoList: `${ROOT}.q.memo.list`,
+    memoStatus: `${ROOT}.q.memo.status`,
+    memoHistory: `${ROOT}.q.memo.history`,
+    /** Where a memo's original file is (its `MemoFile`), for the download route. */
+    memoFile: `${ROOT}.q.memo.file`,
     indexSearch: `${ROOT}.q.index.search`,
     indexStatus: `${ROOT}.q.index.status`,
     agentChat: `${ROOT}.q.agent.chat`,
@@ -86,10 +93,11 @@ export const QueueGroups = {
   indexer: 'indexer',
   agent: 'agent',
   gateway: 'gateway',
+  extractor: 'extractor',
 } as const;
 
-export type ServiceName = 'gateway' | 'memo' | 'indexer' | 'agent';
-export const SERVICE_NAMES: readonly ServiceName[] = ['gateway', 'memo', 'indexer', 'agent'];
+export type ServiceName = 'gateway' | 'memo' | 'indexer' | 'agent' | 'extractor';
+export const SERVICE_NAMES: readonly ServiceName[] = ['gateway', 'memo', 'indexer', 'agent', 'extractor'];
 
 export type MemoCommandName =
   | 'create'
@@ -98,7 +106,8 @@ export type MemoCommandName =
   | 'record-chunks'
   | 'record-summary'
   | 'record-processing-failure'
-  | 'archive';
+  | 'archive'
+  | 'record-extraction';
 
 export const Buckets = {
   /** sha256(api key) → ApiKeyRecord. */
@@ -111,6 +120,17 @@ export const Buckets = {
   organizations: 'memex_organizations',
   /** Which embedding model the index serves, and any re-index in progress. */
   indexState: 'memex_index_state',
+  /**
+   * memo → its 256-bit data key (history 1). Kept outside the event log: removing a key
+   * crypto-shreds every sealed copy of the memo (events, bus messages, blobs, backups).
+   */
+  memoKeys: 'memex_memo_keys',
+} as const;
+
+/** JetStream Object Store buckets (the embedded blob store). */
+export const ObjectBuckets = {
+  /** Memo content revisions and uploaded files, sealed with the memo's key. */
+  blobs: 'memex_blobs',
 } as const;
 
 /**

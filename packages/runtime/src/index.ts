@@ -58,3 +58,10 @@ export { Counter, Gauge, Histogram, LATENCY_BUCKETS, Metrics, renderPrometheus }
 export type { Labels, MetricFamily } from './metrics/registry';
 export { collectMetrics, serveMetrics } from './metrics/serve';
 export type { InstanceMetrics } from './metrics/serve';
+
+export { BlobIntegrityError, collect, verifyBlob } from './blobs/port';
+export type { BlobSource, BlobStore } from './blobs/port';
+export { NatsBlobStore } from './blobs/nats';
+export { GridFsBlobStore } from './blobs/gridfs';
+export { KeyErasedError, Keyring, SealBrokenError, isKeyErased } from './keyring/keyring';
+export type { KeyringOptions } from './keyring/keyring';

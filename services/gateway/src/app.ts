@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
+import multipart from '@fastify/multipart';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Logger } from '@memex/runtime';
 import { registerErrorHandling } from './http/errors';
@@ -8,6 +9,8 @@ import type { GatewayDeps } from './http/context';
 import { agentRoutes } from './routes/agent';
 import { healthRoutes } from './routes/health';
 import { mcpRoutes } from './routes/mcp';
+import { memoCatalogRoutes } from './routes/memoCatalog';
+import { memoFileRoutes } from './routes/memoFiles';
 import { memoRoutes } from './routes/memos';
 import { projectRoutes } from './routes/project';
 import { searchRoutes } from './routes/search';
@@ -140,9 +143,13 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+  // Uploads (multipart POST /api/v1/memo) are read as parts by the route, within MEMEX_UPLOAD_LIMIT.
+  await app.register(multipart);
 
   healthRoutes(app, deps);
   memoRoutes(app, deps);
+  memoCatalogRoutes(app, deps);
+  memoFileRoutes(app, deps);
   searchRoutes(app, deps);
   agentRoutes(app, deps);
   projectRoutes(app, deps);

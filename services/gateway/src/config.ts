@@ -8,6 +8,11 @@ export const GatewayEnv = Type.Object({
   MEMEX_TLS_CERT: Type.Optional(Type.String({ description: 'PEM certificate file; unset: a self-signed pair in the data dir' })),
   MEMEX_TLS_KEY: Type.Optional(Type.String({ description: 'PEM private key file' })),
   MEMEX_BODY_LIMIT: Type.Integer({ minimum: 1024, default: 1024 * 1024, description: "Largest request body, bytes" }),
+  MEMEX_UPLOAD_LIMIT: Type.Integer({
+    minimum: 1024,
+    default: 100 * 1024 * 1024,
+    description: 'Largest uploaded file (multipart POST /api/v1/memo), bytes; larger is refused with 413 before the body is read',
+  }),
   MEMEX_REQUEST_TIMEOUT_MS: Type.Integer({
     minimum: 1000,
     default: 30_000,

@@ -1,6 +1,6 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { QueueGroups, Subjects, type MemoGetRequest, type TitleSearchRequest } from '@memex/contracts';
+import { QueueGroups, Subjects, type MemoAddressRequest, type MemoGetRequest, type MemoListRequest, type TitleSearchRequest } from '@memex/contracts';
 import {
   connectNats,
   createLogger,
@@ -19,6 +19,7 @@ import {
 } from '@memex/runtime';
 import type { MemoConfig } from './config';
 import { ExpirySweeper } from './expiry/sweeper';
+import { listMemos, memoFile, memoHistory, memoStatus } from './memo/catalog';
 import { MemoCommandService } from './memo/handlers';
 import { getMemo, searchTitles } from './memo/queries';
 import { ReferenceClaims } from './memo/references';
@@ -103,6 +104,22 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
       metrics,
       handler: (req) => searchTitles(readModel, req),
     }),
+    serveQuery<MemoListRequest, unknown>(nc, {
+      subject: Subjects.query.memoList,
+      queue: QueueGroups.memo,
+      logger,
+      metrics,
+      handler: (req) => listMemos(readModel, req),
+    }),
+    ...(
+      [
+        [Subjects.query.memoStatus, memoStatus],
+        [Subjects.query.memoHistory, memoHistory],
+        [Subjects.query.memoFile, memoFile],
+      ] as const
+    ).map(([subject, answer]) =>
+      serveQuery<MemoAddressRequest, unknown>(nc, { subject, queue: QueueGroups.memo, logger, metrics, handler: (req) => answer(commands, req) }),
+    ),
     serveMetrics(nc, 'memo', instance, metrics),
     serveHealth(nc, 'memo', instance, check),
   ];

@@ -15,7 +15,7 @@ export type Metadata = Static<typeof Metadata>;
 
 export const ProcessingError = Type.Object(
   {
-    stage: Type.Union([Type.Literal('indexing'), Type.Literal('summarizing')]),
+    stage: Type.Union([Type.Literal('extracting'), Type.Literal('indexing'), Type.Literal('summarizing')]),
     message: Type.String(),
     revision: Type.Integer(),
     at: DateTime,

@@ -51,6 +51,8 @@ export const CONSUMER_POLICY: Record<ConsumerName, { maxDeliver: number; ackWait
   [Consumers.indexer]: { maxDeliver: 8, ackWaitMs: 15_000, maxAckPending: 256 },
   [Consumers.indexerCatalog]: { maxDeliver: 10, ackWaitMs: 10_000, maxAckPending: 1024 },
   [Consumers.agent]: { maxDeliver: 8, ackWaitMs: 15_000, maxAckPending: 256 },
+  // A file that cannot be read is recorded as the memo's error, not retried; retries are for outages.
+  [Consumers.extractor]: { maxDeliver: 5, ackWaitMs: 30_000, maxAckPending: 64 },
 };
 
 function streamConfigs(replicas: number): (Partial<StreamConfig> & { name: string })[] {
@@ -110,6 +112,7 @@ function consumerConfigs(retry: RetryOverrides): { stream: string; config: Parti
     pull(Consumers.indexer, Streams.memoEvents, Subjects.memoEventsAll),
     pull(Consumers.indexerCatalog, Streams.memoEvents, Subjects.memoEventsAll),
     pull(Consumers.agent, Streams.memoEvents, Subjects.memoEventsAll),
+    pull(Consumers.extractor, Streams.memoEvents, Subjects.memoEventsAll),
   ];
 }
 

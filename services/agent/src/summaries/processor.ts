@@ -1,4 +1,4 @@
-import type { MemoEventMessage } from '@memex/contracts';
+import { startsContentRevision, type MemoEventMessage } from '@memex/contracts';
 import type { CommandClient, Logger } from '@memex/runtime';
 import type { LlmProvider } from '../llm/port';
 
@@ -16,7 +16,7 @@ export class SummaryProcessor {
   ) {}
 
   async handle(event: MemoEventMessage, logger?: Logger): Promise<void> {
-    if (event.type !== 'MemoCreated' && event.type !== 'MemoContentChanged') return;
+    if (!startsContentRevision(event)) return;
     const { memoId, projectId, revision, content } = event.data as { memoId: string; projectId: string; revision: number; content: string };
     if (event.memo && event.memo.revision > revision) return;
     const { summary, tags } = await this.llm.summarize(content);
@@ -26,7 +26,7 @@ export class SummaryProcessor {
   }
 
   async recordFailure(event: MemoEventMessage, error: unknown): Promise<void> {
-    if (event.type !== 'MemoCreated' && event.type !== 'MemoContentChanged') return;
+    if (!startsContentRevision(event)) return;
     const { memoId, projectId, revision } = event.data as { memoId: string; projectId: string; revision: number };
     await this.commands.send('record-processing-failure', {
       projectId,

@@ -19,10 +19,11 @@ import {
 } from '@memex/contracts';
 import { query, uuidV5, uuidV7 } from '@memex/runtime';
 import { awaitSearchConsistency, requestContext, requestedProject, type GatewayDeps } from '../http/context';
+import { uploadMemo } from './memoFiles';
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };
 
-function memoRef(params: unknown, querystring: unknown): MemoRef {
+export function memoRef(params: unknown, querystring: unknown): MemoRef {
   const idType = parseIdType((querystring as Record<string, unknown>).id_type);
   const id = (params as { memo_id: string }).memo_id;
   if (idType === 'memo_uuid' && !isUuid(id)) throw new MemexError('InvalidRequest', 'memo_id must be a UUID when id_type is memo_uuid');
@@ -44,13 +45,17 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         summary: 'Create a memo',
         description:
           'Stores the memo and starts its processing (summary, tags, chunks, embeddings). Answers once the memo is ' +
-          'readable (pending). With an `Idempotency-Key` header, retrying the same request creates the memo once.',
+          'readable (pending). With an `Idempotency-Key` header, retrying the same request creates the memo once. ' +
+          'Documents: send `multipart/form-data` with a `file` part (PDF, DOCX, PPTX, XLSX, ODT, DOC, HTML, Markdown, ' +
+          'text; up to MEMEX_UPLOAD_LIMIT, 100 MB by default) and the same fields as form strings (`metadata` and ' +
+          '`tags` as JSON text); the text is extracted in the background (see the memo status).',
         tags: ['memos'],
         body: CreateMemoBody,
         response: { 200: CreateMemoResponse, 409: ErrorResponse, 413: ErrorResponse, ...errors },
       },
     },
     async (request, reply) => {
+      if (request.isMultipart()) return uploadMemo(deps, request, reply);
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const input = parseCreateMemoBody(request.body);
       const key = request.headers['idempotency-key'];

@@ -1,4 +1,4 @@
-import type { MemoEventMessage } from '@memex/contracts';
+import { startsContentRevision, type MemoEventMessage } from '@memex/contracts';
 import type { CommandClient, Logger, Metrics } from '@memex/runtime';
 import type { ChunkOptions } from '@memex/text';
 import type { SearchIndex } from '../searchIndex/port';
@@ -36,7 +36,7 @@ export class MemoProcessor {
 
   /** The `indexer` consumer: chunks and embeddings for each content revision. */
   async indexContent(event: MemoEventMessage, logger: Logger = this.deps.logger): Promise<void> {
-    if (event.type !== 'MemoCreated' && event.type !== 'MemoContentChanged') return;
+    if (!startsContentRevision(event)) return;
     const { index, models, commands, chunking } = this.deps;
     const { memoId, projectId } = about(event);
     const { revision, content } = event.data as { revision: number; content: string };
@@ -91,7 +91,7 @@ export class MemoProcessor {
 
   /** A revision that failed every retry: the memo shows it, instead of staying pending silently. */
   async recordFailure(event: MemoEventMessage, error: unknown): Promise<void> {
-    if (event.type !== 'MemoCreated' && event.type !== 'MemoContentChanged') return;
+    if (!startsContentRevision(event)) return;
     const { memoId, projectId } = about(event);
     const { revision } = event.data as { revision: number };
     await this.deps.commands.send('record-processing-failure', {

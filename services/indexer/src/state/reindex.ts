@@ -1,5 +1,5 @@
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { Streams, type MemoEventMessage } from '@memex/contracts';
+import { Streams, startsContentRevision, type MemoEventMessage } from '@memex/contracts';
 import { decodeJson, type IndexState, type IndexStateStore, type Logger } from '@memex/runtime';
 import type { ChunkOptions } from '@memex/text';
 import { chunkMemo, embedChunks } from '../processing/chunks';
@@ -86,7 +86,7 @@ export class Reindexer {
           }
           replayed += 1;
           const event = decodeJson<MemoEventMessage>(msg.data);
-          if (event.type === 'MemoCreated' || event.type === 'MemoContentChanged') {
+          if (startsContentRevision(event)) {
             const { memoId, projectId, revision, content } = event.data as {
               memoId: string;
               projectId: string;

@@ -7,6 +7,7 @@ import {
   type ChunkRecord,
   type CreateMemoInput,
   type MemoEvent,
+  type MemoFile,
   type ProcessingStage,
   type TagRecord,
   type UpdateMemoInput,
@@ -37,6 +38,15 @@ export interface MemoData {
   chunkedRevision: number;
   summarizedRevision: number;
   processingError: { stage: ProcessingStage; message: string; revision: number; at: string } | null;
+  /** The uploaded original, when the memo came from a file. */
+  file: MemoFile | null;
+  /** True while the content is (or, before extraction, will be) the file's text; a client content change ends it. */
+  contentFromFile: boolean;
+  /** When processing of the current content began: creation or the client's last content change. */
+  processingStartedAt: string;
+  /** When chunks and the summary were recorded for the current revision. */
+  chunkedAt: string | null;
+  summarizedAt: string | null;
 }
 
 export type MemoState =
@@ -47,7 +57,8 @@ export type MemoState =
 export const initialState = (): MemoState => ({ status: 'empty' });
 
 export type MemoCommand =
-  | { type: 'CreateMemo'; memoId: string; projectId: string; input: CreateMemoInput; now: string }
+  | { type: 'CreateMemo'; memoId: string; projectId: string; input: CreateMemoInput; file?: MemoFile; now: string }
+  | { type: 'RecordExtraction'; projectId: string; blob: string; content: string; now: string }
   | { type: 'UpdateMemo'; projectId: string; input: UpdateMemoInput; now: string }
   | { type: 'DeleteMemo'; projectId: string; now: string }
   | { type: 'RecordChunks'; projectId: string; revision: number; model: string; chunks: ChunkRecord[]; now: string }
@@ -61,6 +72,11 @@ export type MemoCommand =
       now: string;
     }
   | { type: 'ArchiveMemo'; projectId: string; now: string };
+
+/** An uploaded memo whose file has not been turned into text yet (its content is empty). */
+export function awaitsExtraction(memo: MemoData): boolean {
+  return memo.file !== null && memo.contentFromFile && memo.revision === 1 && memo.content === '';
+}
 
 export function isPending(memo: MemoData): boolean {
   return memo.chunkedRevision !== memo.revision || memo.summarizedRevision !== memo.revision;
@@ -118,6 +134,7 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
             expirationDate: input.expirationDate,
             tags: tagRecords(memoId, input.tags),
             createdAt: now,
+            ...(command.file ? { file: command.file } : {}),
           },
         },
       ];
@@ -147,7 +164,7 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
       if (input.content !== undefined && input.content !== memo.content) {
         events.push({
           type: 'MemoContentChanged',
-          data: { memoId, projectId, revision: memo.revision + 1, content: input.content, updatedAt: now },
+          data: { memoId, projectId, revision: memo.revision + 1, content: input.content, updatedAt: now, origin: 'client' },
         });
       }
       if (changes.expirationDate !== undefined) {
@@ -160,7 +177,8 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
 
     case 'DeleteMemo': {
       const memo = requireActive(state, command.projectId);
-      return [{ type: 'MemoDeleted', data: { memoId: memo.memoId, projectId: memo.projectId, at: command.now } }];
+      const file = memo.file ? { file: memo.file.blob.name } : {};
+      return [{ type: 'MemoDeleted', data: { memoId: memo.memoId, projectId: memo.projectId, at: command.now, ...file } }];
     }
 
     case 'RecordChunks': {
@@ -194,10 +212,33 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
       ];
     }
 
+    case 'RecordExtraction': {
+      // Applies while the content is still the file's (a client's content PATCH wins) and only when
+      // the text differs, so replaying extraction with better parsers adds a revision only for news.
+      if (state.status !== 'active' || state.memo.projectId !== command.projectId) return [];
+      const memo = state.memo;
+      if (!memo.file || memo.file.blob.name !== command.blob || !memo.contentFromFile || memo.content === command.content) return [];
+      return [
+        {
+          type: 'MemoContentChanged',
+          data: {
+            memoId: memo.memoId,
+            projectId: memo.projectId,
+            revision: memo.revision + 1,
+            content: command.content,
+            updatedAt: command.now,
+            origin: 'extraction',
+          },
+        },
+      ];
+    }
+
     case 'RecordProcessingFailure': {
       const memo = liveRevision(state, command.projectId, command.revision);
       if (!memo) return [];
-      const done = command.stage === 'indexing' ? memo.chunkedRevision : memo.summarizedRevision;
+      if (command.stage === 'extracting' ? !awaitsExtraction(memo) : false) return [];
+      const done =
+        command.stage === 'indexing' ? memo.chunkedRevision : command.stage === 'summarizing' ? memo.summarizedRevision : -1;
       if (done === command.revision) return [];
       return [
         {
@@ -254,6 +295,11 @@ export function evolve(state: MemoState, event: MemoEvent): MemoState {
         chunkedRevision: 0,
         summarizedRevision: 0,
         processingError: null,
+        file: d.file ?? null,
+        contentFromFile: d.file !== undefined,
+        processingStartedAt: d.createdAt,
+        chunkedAt: null,
+        summarizedAt: null,
       },
     };
   }
@@ -277,22 +323,30 @@ export function evolve(state: MemoState, event: MemoEvent): MemoState {
         ...(c.expirationDate !== undefined ? { expirationDate: c.expirationDate } : {}),
       });
     }
-    case 'MemoContentChanged':
+    case 'MemoContentChanged': {
+      const extracted = event.data.origin === 'extraction';
       return next({
         content: event.data.content,
         revision: event.data.revision,
         updatedAt: event.data.updatedAt,
         summary: '',
-        tags: [],
-        clientTags: [],
+        // Text extracted from the file keeps the tags the uploader gave; new content from the client drops them (spec 3).
+        tags: extracted ? memo.clientTags : [],
+        clientTags: extracted ? memo.clientTags : [],
         chunks: [],
         processingError: null,
+        contentFromFile: extracted,
+        processingStartedAt: extracted ? memo.processingStartedAt : event.data.updatedAt,
+        chunkedAt: null,
+        summarizedAt: null,
       });
+    }
     case 'MemoChunked':
       if (event.data.revision !== memo.revision) return state;
       return next({
         chunks: event.data.chunks,
         chunkedRevision: event.data.revision,
+        chunkedAt: event.data.at,
         processingError: memo.processingError?.stage === 'indexing' ? null : memo.processingError,
       });
     case 'MemoSummarized':
@@ -300,6 +354,7 @@ export function evolve(state: MemoState, event: MemoEvent): MemoState {
       return next({
         summary: event.data.summary,
         summarizedRevision: event.data.revision,
+        summarizedAt: event.data.at,
         processingError: memo.processingError?.stage === 'summarizing' ? null : memo.processingError,
       });
     case 'MemoTagged': {

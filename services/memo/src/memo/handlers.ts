@@ -138,9 +138,14 @@ export class MemoCommandService {
     const { references } = this.deps;
     const seq = (e: Executed) => (e.eventSeq !== undefined ? { eventSeq: e.eventSeq } : {});
     return {
-      create: async ({ projectId, memoId, input }, ctx) => {
+      create: async ({ projectId, memoId, input, file }, ctx) => {
         if (input.referenceId !== null) await references.claim(projectId, input.referenceId, memoId);
-        const done = await this.execute(projectId, memoId, (now) => ({ type: 'CreateMemo', memoId, projectId, input, now }), ctx);
+        const done = await this.execute(
+          projectId,
+          memoId,
+          (now) => ({ type: 'CreateMemo', memoId, projectId, input, ...(file ? { file } : {}), now }),
+          ctx,
+        );
         return { result: { memoId }, ...seq(done) };
       },
 
@@ -200,6 +205,11 @@ export class MemoCommandService {
           ctx,
         );
         if (done.applied) this.deps.logger.error({ memoId, revision, stage, message }, 'memo processing failed');
+        return { result: { applied: done.applied }, ...seq(done) };
+      },
+
+      'record-extraction': async ({ projectId, memoId, blob, content }, ctx) => {
+        const done = await this.execute(projectId, memoId, (now) => ({ type: 'RecordExtraction', projectId, blob, content, now }), ctx);
         return { result: { applied: done.applied }, ...seq(done) };
       },
 

@@ -138,6 +138,39 @@ export function readModelContract(name: string, setup: () => Promise<ReadModelFi
       }
     });
 
+    it('lists a project newest first, pages through every memo exactly once, and filters before paging', async () => {
+      const p = project();
+      const other = project();
+      const base = Date.parse('2026-01-01T00:00:00.000Z');
+      const made: MemoRecord[] = [];
+      for (let i = 0; i < 23; i++) {
+        const at = new Date(base + Math.floor(i / 2) * 1_000).toISOString(); // pairs share a created_at: ids break the tie
+        made.push(record(p, 1, { created_at: at, title: `Memo ${i}`, source: i % 3 === 0 ? 'wiki' : 'mail', archived: i === 5 }));
+      }
+      for (const r of made) await rm.upsert(r);
+      await rm.upsert(record(other, 1, { title: 'Not mine' }));
+      const expected = [...made]
+        .sort((a, b) => (a.memo.created_at !== b.memo.created_at ? (a.memo.created_at < b.memo.created_at ? 1 : -1) : a.memo.uuid < b.memo.uuid ? 1 : -1))
+        .map((r) => r.memo.uuid);
+      const seen: string[] = [];
+      for (let offset = 0; offset < 30; offset += 5) {
+        const { records, count } = await rm.listMemos(p, { filters: [], offset, limit: 5 });
+        expect(count).toBe(23);
+        seen.push(...records.map((r) => r.memo.uuid));
+      }
+      expect(seen).toEqual(expected);
+
+      const wiki = [{ field: 'source', operator: 'eq', value: 'wiki', filter_type: 'native_field' }] as const;
+      const first = await rm.listMemos(p, { filters: [...wiki], offset: 0, limit: 3 });
+      const rest = await rm.listMemos(p, { filters: [...wiki], offset: 3, limit: 100 });
+      expect(first.count).toBe(8);
+      expect(rest.count).toBe(8);
+      expect([...first.records, ...rest.records].map((r) => r.memo.uuid)).toEqual(
+        expected.filter((id) => made.find((r) => r.memo.uuid === id)!.memo.source === 'wiki'),
+      );
+      expect((await rm.listMemos(project(), { filters: [], offset: 0, limit: 10 })).count).toBe(0);
+    });
+
     it('lists memos due for archiving and the next expiration', async () => {
       const p = project();
       const past = record(p, 1, { expiration_date: '2001-01-01T00:00:00.000Z' });

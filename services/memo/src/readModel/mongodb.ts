@@ -1,6 +1,6 @@
 import { MongoClient, MongoServerError, type Collection, type Db, type Document, type Filter as MongoFilter } from 'mongodb';
 import { NATIVE_FILTER_FIELDS, filterValues, matchesFilters, type Filter, type Memo } from '@memex/contracts';
-import { filterable, foldTitle, type MemoReadModel, type MemoRecord, type TitleSearch } from './port';
+import { filterable, foldTitle, type MemoListPage, type MemoReadModel, type MemoRecord, type TitleSearch } from './port';
 
 /** One value a filter compares against (`filterValues`), under `n:<native field>` or `m:<metadata key>`. */
 interface FilterAttr {
@@ -16,6 +16,8 @@ interface MemoDoc {
   version: number;
   referenceId: string | null;
   titleFolded: string;
+  /** The memo's created_at, for the newest-first list. */
+  createdAt?: string;
   archived: boolean;
   expirationDate: string | null;
   // JSON text, not BSON: metadata keys are the user's and may start with '$' or hold dots.
@@ -162,6 +164,7 @@ export class MongoMemoReadModel implements MemoReadModel {
       { key: { projectId: 1, referenceId: 1 }, name: 'reference' },
       { key: { projectId: 1, archived: 1, titleFolded: 1, _id: 1 }, name: 'title' },
       { key: { archived: 1, expirationDate: 1 }, name: 'expiry' },
+      { key: { projectId: 1, createdAt: -1, _id: -1 }, name: 'list' },
     ]);
   }
 
@@ -191,6 +194,7 @@ export class MongoMemoReadModel implements MemoReadModel {
       version,
       referenceId: memo.client_reference_id,
       titleFolded: foldTitle(memo.title),
+      createdAt: memo.created_at,
       archived: memo.archived,
       expirationDate: memo.expiration_date,
       doc,
@@ -257,6 +261,37 @@ export class MongoMemoReadModel implements MemoReadModel {
       await cursor.close();
     }
     return out;
+  }
+
+  async listMemos(projectId: string, { filters, offset, limit }: MemoListPage): Promise<{ records: MemoRecord[]; count: number }> {
+    await this.indexed;
+    const sort = { createdAt: -1, _id: -1 } as const;
+    if (filters.length === 0) {
+      const [rows, count] = await Promise.all([
+        limit > 0 ? this.memos.find({ projectId }, { projection: RECORD_PROJECTION, sort, skip: offset, limit }).toArray() : [],
+        this.memos.countDocuments({ projectId }),
+      ]);
+      return { records: rows.map(toRecord), count };
+    }
+    const conditions: MongoFilter<MemoDoc>[] = [{ projectId }];
+    for (const filter of filters) {
+      const compiled = compileFilter(filter);
+      if (compiled) conditions.push(compiled);
+    }
+    const records: MemoRecord[] = [];
+    let count = 0;
+    const cursor = this.memos.find({ $and: conditions }, { projection: RECORD_PROJECTION, sort });
+    try {
+      for await (const row of cursor) {
+        const record = toRecord(row);
+        if (!matchesFilters(filterable(record.memo), filters)) continue;
+        if (count >= offset && records.length < limit) records.push(record);
+        count++;
+      }
+    } finally {
+      await cursor.close();
+    }
+    return { records, count };
   }
 
   async dueForArchive(now: string, limit: number): Promise<{ projectId: string; memoId: string }[]> {

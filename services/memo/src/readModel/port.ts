@@ -15,6 +15,12 @@ export interface TitleSearch {
   limit: number;
 }
 
+export interface MemoListPage {
+  filters: readonly Filter[];
+  offset: number;
+  limit: number;
+}
+
 /**
  * Memos as clients read them, kept by the memo service right after each append (and again from the
  * outbox after a crash), so GET after POST finds the memo.
@@ -32,6 +38,11 @@ export interface MemoReadModel {
    * (case-insensitively) the query and that pass every filter, ordered by title, then id.
    */
   searchTitles(projectId: string, search: TitleSearch): Promise<MemoRecord[]>;
+  /**
+   * One page of the project's memos that pass every filter (archived ones included), newest first
+   * (created_at, then id, descending), and how many pass in all.
+   */
+  listMemos(projectId: string, page: MemoListPage): Promise<{ records: MemoRecord[]; count: number }>;
   /** Memos not yet archived whose expiration date is at or before `now`. */
   dueForArchive(now: string, limit: number): Promise<{ projectId: string; memoId: string }[]>;
   /** The earliest expiration date of a memo not yet archived. */

@@ -1,6 +1,6 @@
 import { matchesFilters } from '@memex/contracts';
 import { openSqlite, type SqliteDatabase } from '@memex/runtime';
-import { filterable, foldTitle, type MemoReadModel, type MemoRecord, type TitleSearch } from './port';
+import { filterable, foldTitle, type MemoListPage, type MemoReadModel, type MemoRecord, type TitleSearch } from './port';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memos (
@@ -16,6 +16,7 @@ CREATE TABLE IF NOT EXISTS memos (
 CREATE INDEX IF NOT EXISTS memos_reference ON memos (project_id, reference_id) WHERE reference_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memos_title ON memos (project_id, title_folded, memo_id);
 CREATE INDEX IF NOT EXISTS memos_expiry ON memos (expiration_date) WHERE archived = 0 AND expiration_date IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memos_created ON memos (project_id, json_extract(doc, '$.created_at') DESC, memo_id DESC);
 CREATE TABLE IF NOT EXISTS removed_memos (
   memo_id    TEXT PRIMARY KEY,
   project_id TEXT NOT NULL,
@@ -71,6 +72,15 @@ export class SqliteMemoReadModel implements MemoReadModel {
          WHERE project_id = ? AND archived = 0 AND instr(title_folded, ?) > 0
          ORDER BY title_folded, memo_id`,
       ),
+      listPage: this.db.prepare<[string, number, number], Row>(
+        `SELECT project_id, version, doc FROM memos WHERE project_id = ?
+         ORDER BY json_extract(doc, '$.created_at') DESC, memo_id DESC LIMIT ? OFFSET ?`,
+      ),
+      listAll: this.db.prepare<[string], Row>(
+        `SELECT project_id, version, doc FROM memos WHERE project_id = ?
+         ORDER BY json_extract(doc, '$.created_at') DESC, memo_id DESC`,
+      ),
+      countAll: this.db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM memos WHERE project_id = ?'),
       due: this.db.prepare<[string, number], { project_id: string; memo_id: string }>(
         `SELECT project_id, memo_id FROM memos
          WHERE archived = 0 AND expiration_date IS NOT NULL AND expiration_date <= ? ORDER BY expiration_date LIMIT ?`,
@@ -131,6 +141,25 @@ export class SqliteMemoReadModel implements MemoReadModel {
       if (out.length >= limit) break;
     }
     return out;
+  }
+
+  async listMemos(projectId: string, { filters, offset, limit }: MemoListPage): Promise<{ records: MemoRecord[]; count: number }> {
+    if (filters.length === 0) {
+      // One read transaction, so the page and the count agree.
+      return this.db.transaction(() => ({
+        records: this.stmts.listPage.all(projectId, limit, offset).map(toRecord),
+        count: this.stmts.countAll.get(projectId)?.n ?? 0,
+      }))();
+    }
+    const records: MemoRecord[] = [];
+    let count = 0;
+    for (const row of this.stmts.listAll.iterate(projectId)) {
+      const record = toRecord(row);
+      if (!matchesFilters(filterable(record.memo), filters)) continue;
+      if (count >= offset && records.length < limit) records.push(record);
+      count++;
+    }
+    return { records, count };
   }
 
   async dueForArchive(now: string, limit: number) {

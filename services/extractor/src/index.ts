@@ -1,0 +1,10 @@
+export { ExtractorEnv, loadExtractorConfig } from './config';
+export type { ExtractorConfig } from './config';
+export { sandboxLimits, startExtractorService } from './service';
+export type { ExtractorService } from './service';
+export { DEFAULT_EXTRACT_LIMITS, ExtractionError } from './extract/errors';
+export type { ExtractLimits, ExtractionFailure } from './extract/errors';
+export { extractDocument } from './extract/extract';
+export type { Extracted } from './extract/extract';
+export { SandboxPool, SandboxWorker, runSandboxed } from './sandbox/sandbox';
+export type { SandboxLimits, SandboxPoolOptions } from './sandbox/sandbox';

@@ -1,0 +1,6 @@
+import { onShutdown } from '@memex/runtime';
+import { loadExtractorConfig } from './config';
+import { startExtractorService } from './service';
+
+const service = await startExtractorService(loadExtractorConfig(process.env));
+onShutdown(service.logger, () => service.stop());
