@@ -8,6 +8,7 @@ import { registerErrorHandling } from './http/errors';
 import type { GatewayDeps } from './http/context';
 import { agentRoutes } from './routes/agent';
 import { healthRoutes } from './routes/health';
+import { consoleRoutes } from './routes/console';
 import { mcpRoutes } from './routes/mcp';
 import { memoCatalogRoutes } from './routes/memoCatalog';
 import { memoFileRoutes } from './routes/memoFiles';
@@ -154,5 +155,6 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
   agentRoutes(app, deps);
   projectRoutes(app, deps);
   mcpRoutes(app, deps);
+  consoleRoutes(app);
   return app;
 }
