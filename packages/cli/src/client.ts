@@ -16,12 +16,13 @@ export interface CliClientOptions {
 export function httpsFetch(tls: { ca?: Buffer | undefined; insecure?: boolean | undefined }): typeof fetch {
   return ((input: string | URL, init: RequestInit = {}) =>
     new Promise<Response>((resolve, reject) => {
-      const headers = new Headers(init.headers);
+      const headers: Record<string, string> = {};
+      new Headers(init.headers).forEach((value, name) => (headers[name] = value));
       const req = request(
         new URL(String(input)),
         {
           method: init.method ?? 'GET',
-          headers: Object.fromEntries(headers.entries()),
+          headers,
           ...(tls.ca ? { ca: tls.ca } : {}),
           rejectUnauthorized: !tls.insecure,
           ...(init.signal ? { signal: init.signal } : {}),
@@ -46,12 +47,11 @@ export function httpsFetch(tls: { ca?: Buffer | undefined; insecure?: boolean | 
     })) as typeof fetch;
 }
 
-/** The SDK client the CLI's API commands use: MEMEX_URL, MEMEX_API_KEY (or --key), the data dir's certificate. */
+/** The SDK client the CLI's API commands use: MEMEX_URL, MEMEX_API_KEY (or --key; may be empty for /healthz), the data dir's certificate. */
 export function cliClient(options: CliClientOptions = {}, env: NodeJS.ProcessEnv = process.env): MemexClient {
   const base = new URL(env.MEMEX_URL || 'https://localhost:8443');
   if (base.protocol !== 'https:') throw new Error('MEMEX_URL must be https:// (Memex serves HTTPS only)');
-  const apiKey = options.key ?? env.MEMEX_API_KEY;
-  if (!apiKey) throw new Error('no API key: set MEMEX_API_KEY or pass --key');
+  const apiKey = options.key ?? env.MEMEX_API_KEY ?? '';
   const certPath = join(env.MEMEX_DATA_DIR || './data', 'tls', 'cert.pem');
   const ca = !options.insecure && existsSync(certPath) ? readFileSync(certPath) : undefined;
   return new MemexClient({

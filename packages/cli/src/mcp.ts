@@ -8,6 +8,7 @@ import { options } from './main';
  */
 export async function runMcp(args: string[]): Promise<number> {
   const { values } = options(args, { key: { type: 'string' }, insecure: { type: 'boolean', short: 'k' } });
+  if (!values.key && !process.env.MEMEX_API_KEY) throw new Error('no API key: set MEMEX_API_KEY or pass --key');
   await serveStdio(cliClient(values));
   return 0;
 }

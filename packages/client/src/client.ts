@@ -302,10 +302,21 @@ export class MemexClient {
     }
   }
 
+  /**
+   * Any request to the gateway (`path` from the origin, e.g. `/api/v1/memo`), with the key, retries and
+   * backoff of every call, answering the raw Response whatever its status. For tools like `memex api`.
+   */
+  raw(method: string, path: string, options: { body?: unknown; signal?: AbortSignal } = {}): Promise<Response> {
+    const url = new URL(path, `${this.baseUrl}/`).href;
+    return this.sendTo(method.toUpperCase(), url, { body: options.body, signal: options.signal }, false);
+  }
+
   /** One API call with retries on 429/503 (honouring Retry-After) and on lost connections when safe. */
-  private async send(operation: OperationId, spec: RequestSpec): Promise<Response> {
-    const { method } = OPERATIONS[operation];
-    const url = this.url(operation, spec);
+  private send(operation: OperationId, spec: RequestSpec): Promise<Response> {
+    return this.sendTo(OPERATIONS[operation].method, this.url(operation, spec), spec, true);
+  }
+
+  private async sendTo(method: string, url: string, spec: RequestSpec, throwOnError: boolean): Promise<Response> {
     const doFetch = this.options.fetch ?? globalThis.fetch;
     const replayable = spec.replayable ?? method === 'GET';
     for (let attempt = 0; ; attempt++) {
@@ -333,6 +344,7 @@ export class MemexClient {
         await sleep(Math.min(this.options.maxRetryDelayMs, retryAfter ?? this.backoff(attempt)), spec.signal);
         continue;
       }
+      if (!throwOnError) return res;
       throw await this.apiError(res, retryAfter);
     }
   }

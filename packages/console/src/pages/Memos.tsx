@@ -40,7 +40,7 @@ export function MemosPage({ client }: { client: MemexClient }) {
       client
         .uploadMemo(file, file.name, {}, { onProgress: (sent, total) => update({ sent, total }) })
         .then((res) => {
-          update({ state: 'done', sent: file.size, memoUuid: res.memo_uuid });
+          setUploads((u) => u.map((x) => (x.id === id ? { ...x, state: 'done', sent: x.total, memoUuid: res.memo_uuid } : x)));
           list.reload();
         })
         .catch((error: unknown) => update({ state: 'failed', error }));

@@ -19,7 +19,7 @@ function inProcessFetch(app: FastifyInstance): typeof fetch {
     });
     const out = new Headers();
     for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) out.set(name, String(value));
-    return new Response(res.statusCode === 204 ? null : res.rawPayload, { status: res.statusCode, headers: out });
+    return new Response(res.statusCode === 204 ? null : new Uint8Array(res.rawPayload), { status: res.statusCode, headers: out });
   }) as typeof fetch;
 }
 
