@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { CONSOLE_DIST, consoleBuilt } from '@memex/console';
 
 const TYPES: Record<string, string> = {
@@ -22,7 +22,7 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 's
  * the console keeps it in the tab's session storage and sends it as a bearer header.
  */
 export function consoleRoutes(app: FastifyInstance): void {
-  const send = async (file: string, reply: import('fastify').FastifyReply) => {
+  const send = async (file: string, reply: FastifyReply) => {
     const path = normalize(join(CONSOLE_DIST, file));
     if (!path.startsWith(CONSOLE_DIST + sep)) return reply.code(404).send({ error: 'Not found' });
     let body: Buffer;
