@@ -4,6 +4,7 @@
  * agent processing it, then status, content, search, download, list, history and erasure. The
  * files are made by independent tools (pandoc, headless Chromium, exceljs).
  */
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MemoListResponse, MemoStatusResponse, SearchResultItem } from '@memex/contracts';
 import { loadExtractorConfig, startExtractorService, type ExtractorService } from '@memex/extractor';
@@ -219,6 +220,19 @@ describe.skipIf(missing)(`documents: upload, extraction, catalog${missing ? ` (s
     }
   });
 
+  it('documents the routes in the OpenAPI: operationIds, named schemas, servers', async () => {
+    const spec = (await stack.app.inject({ method: 'GET', url: '/docs/json' })).json();
+    expect(spec.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    expect(spec.paths['/api/v1/memo'].get.operationId).toBe('listMemos');
+    expect(spec.paths['/api/v1/memo/{memo_id}/status'].get.operationId).toBe('getMemoStatus');
+    expect(spec.paths['/api/v1/memo/{memo_id}/history'].get.operationId).toBe('getMemoHistory');
+    expect(spec.paths['/api/v1/memo/{memo_id}/file'].get.operationId).toBe('downloadMemoFile');
+    for (const name of ['MemoListResponse', 'MemoListItem', 'MemoStatusResponse', 'MemoHistoryResponse', 'MemoHistoryEntry']) {
+      expect(spec.components.schemas[name], name).toBeDefined();
+    }
+    expect(JSON.stringify(spec.paths['/api/v1/memo/{memo_id}/status'].get.responses['200'])).toContain('#/components/schemas/MemoStatusResponse');
+  });
+
   describe('bad files', () => {
     it('empty, unknown and mismatched files get 400/415 with an error, and nothing is created', async () => {
       const before = (await stack.app.inject({ method: 'GET', url: '/api/v1/memo', headers: headers() })).json().count as number;
@@ -249,6 +263,22 @@ describe.skipIf(missing)(`documents: upload, extraction, catalog${missing ? ` (s
       const res = await stack.app.inject({ method: 'POST', url: '/api/v1/memo', headers: { ...headers(), 'content-type': contentType }, payload });
       expect(res.statusCode).toBe(413);
       expect(res.json().error).toMatch(/upload limit/);
+    });
+
+    it('a 101 MB upload without a declared length is cut off at the limit with 413', async () => {
+      const { payload, contentType } = multipart({ name: 'huge.txt', bytes: Buffer.alloc(101 * 1024 * 1024, 0x61) });
+      const chunks = function* () {
+        for (let i = 0; i < payload.length; i += 1024 * 1024) yield payload.subarray(i, i + 1024 * 1024);
+      };
+      const res = await stack.app.inject({
+        method: 'POST',
+        url: '/api/v1/memo',
+        headers: { ...headers(), 'content-type': contentType, 'transfer-encoding': 'chunked' },
+        payload: Readable.from(chunks()),
+      });
+      expect(res.statusCode).toBe(413);
+      expect(res.json().error).toMatch(/upload limit/);
+      expect((await stack.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     });
 
     it('a corrupt PDF and a zip bomb end in status error with a reason, and the stack keeps answering', async () => {

@@ -20,6 +20,11 @@ export interface BlobRef {
 export interface ContentRef {
   blob: BlobRef;
   length: number;
+  /**
+   * HMAC-SHA256 of the plaintext under the memo's data key (hex): tells equal content apart without
+   * the bytes, and, keyed, confirms no guess once the key is shredded.
+   */
+  digest: string;
 }
 
 /** Blob names for memo content: one per memo and revision attempt, so a retried write never clobbers another. */

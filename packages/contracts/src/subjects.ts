@@ -58,6 +58,8 @@ export const Subjects = {
   /** Core NATS request/reply, served in queue groups named after the service. */
   query: {
     memoGet: `${ROOT}.q.memo.get`,
+    /** A route's memo address (uuid or reference id) → the memo's uuid and owner. */
+    memoResolve: `${ROOT}.q.memo.resolve`,
     memoTitleSearch: `${ROOT}.q.memo.title-search`,
     memoList: `${ROOT}.q.memo.list`,
     memoStatus: `${ROOT}.q.memo.status`,
@@ -106,7 +108,6 @@ export type MemoCommandName =
   | 'record-chunks'
   | 'record-summary'
   | 'record-processing-failure'
-  | 'archive'
   | 'record-extraction';
 
 export const Buckets = {

@@ -18,10 +18,11 @@ export const ExtractorEnv = Type.Object({
   EXTRACT_MAX_DEPTH: Type.Integer({ minimum: 8, default: 256, description: 'Element nesting an XML/HTML document may have' }),
   EXTRACT_MAX_TEXT_BYTES: Type.Integer({
     minimum: 1,
-    maximum: MAX_CONTENT_BYTES,
     default: MAX_CONTENT_BYTES,
-    description: 'Extracted text at most (as the memo content limit measures it); a document with more ends in status error',
+    description: 'Extracted text at most, UTF-8 bytes (keep it at most the gateway MEMEX_MAX_CONTENT_BYTES); a document with more ends in status error',
   }),
+  MONGODB_URL: Type.Optional(Type.String({ description: 'Set to keep blobs in MongoDB GridFS' })),
+  MONGODB_DB: Type.String({ default: 'memex' }),
 });
 export type ExtractorConfig = Static<typeof ExtractorEnv>;
 

@@ -1,5 +1,5 @@
-import { MAX_CONTENT_BYTES, type MemoEvent, type MemoEventMessage } from '@memex/contracts';
-import { BlobIntegrityError, isKeyErased, verifyBlob, type BlobStore, type CommandClient, type Keyring, type Logger, type Metrics } from '@memex/runtime';
+import type { MemoEvent, MemoEventMessage } from '@memex/contracts';
+import { BlobIntegrityError, isKeyErased, verifyBlob, type CommandClient, type ContentStore, type Logger, type Metrics } from '@memex/runtime';
 import { ExtractionError } from './extract/errors';
 import type { Extracted } from './extract/extract';
 import type { SandboxLimits } from './sandbox/sandbox';
@@ -8,8 +8,8 @@ type Created = Extract<MemoEvent, { type: 'MemoCreated' }>['data'];
 type Deleted = Extract<MemoEvent, { type: 'MemoDeleted' }>['data'];
 
 export interface ExtractionDeps {
-  blobs: BlobStore;
-  keyring: Keyring;
+  /** The blob store and keyring (originals are read from it, extracted text written to it). */
+  content: ContentStore;
   commands: CommandClient;
   limits: SandboxLimits;
   /** Runs one extraction (the sandbox pool in production). */
@@ -28,11 +28,12 @@ export class ExtractionProcessor {
 
   async handle(event: MemoEventMessage, logger: Logger = this.deps.logger): Promise<void> {
     if (event.type === 'MemoCreated' && (event.data as Created).file) await this.extract(event.data as Created, logger);
-    else if (event.type === 'MemoDeleted' && (event.data as Deleted).file) await this.deps.blobs.delete((event.data as Deleted).file!);
+    else if (event.type === 'MemoDeleted' && (event.data as Deleted).file) await this.deps.content.blobs.delete((event.data as Deleted).file!);
   }
 
   private async extract(data: Created, logger: Logger): Promise<void> {
-    const { blobs, keyring, commands, limits, metrics } = this.deps;
+    const { content, commands, limits, metrics } = this.deps;
+    const { blobs, keyring } = content;
     const file = data.file!;
     const { projectId, memoId, revision } = data;
     const requestId = (logger.bindings() as { requestId?: string }).requestId;
@@ -68,16 +69,29 @@ export class ExtractionProcessor {
     }
     const seconds = (performance.now() - started) / 1000;
     metrics?.histogram('memex_extraction_seconds', 'Time to extract one document').observe(seconds, { format: file.format });
-    if (Buffer.byteLength(JSON.stringify(extracted.text)) > Math.min(limits.maxTextBytes, MAX_CONTENT_BYTES)) {
+    if (Buffer.byteLength(extracted.text) > limits.maxTextBytes) {
       return fail(`the extracted text is larger than the content limit of ${limits.maxTextBytes} bytes`, 'too_large');
     }
     metrics?.counter('memex_extractions_total', 'Documents extracted, by format and outcome').inc({ format: file.format, outcome: 'ok' });
     logger.debug({ memoId, format: file.format, pages: extracted.pages, chars: extracted.text.length, seconds }, 'extracted');
-    await commands.send(
+    // Claim-check: the text goes to the blob store sealed with the memo's key; the command carries the reference.
+    let ref;
+    try {
+      ref = await content.write(projectId, memoId, extracted.text);
+    } catch (error) {
+      if (isKeyErased(error)) return;
+      throw error;
+    }
+    const { result } = await commands.send(
       'record-extraction',
-      { projectId, memoId, blob: file.blob.name, content: extracted.text, format: file.format, pages: extracted.pages },
+      { projectId, memoId, blob: file.blob.name, content: ref, format: file.format, pages: extracted.pages },
       options,
-    );
+    ).catch(async (error: unknown) => {
+      await content.remove(ref);
+      throw error;
+    });
+    // Unchanged text (a replay) or a memo that moved on: this copy is not referenced.
+    if (!result.applied) await content.remove(ref);
   }
 
   /** An upload whose extraction failed every retry (outages): the memo shows it instead of staying pending. */

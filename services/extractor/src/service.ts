@@ -2,9 +2,10 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Consumers } from '@memex/contracts';
 import {
   CommandClient,
+  ContentStore,
   Keyring,
   Metrics,
-  NatsBlobStore,
+  openBlobStore,
   connectNats,
   consumeMemoEvents,
   createLogger,
@@ -50,14 +51,13 @@ export async function startExtractorService(config: ExtractorConfig, overrides: 
   const jsm = await jetstreamManager(nc);
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config) });
   const js = jetstream(nc);
-  const blobs = await NatsBlobStore.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
+  const blobs = await openBlobStore(nc, config);
   const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
   const commands = new CommandClient(nc, js, 30_000);
   const pool = new SandboxPool(sandboxLimits(config), { size: config.EXTRACT_CONCURRENCY });
   await pool.warm();
   const processor = new ExtractionProcessor({
-    blobs,
-    keyring,
+    content: new ContentStore(blobs, keyring),
     commands,
     limits: sandboxLimits(config),
     extract: (bytes, format) => pool.extract(bytes, format),
@@ -71,6 +71,7 @@ export async function startExtractorService(config: ExtractorConfig, overrides: 
     concurrency: config.EXTRACT_CONCURRENCY,
     metrics,
     retry: retryOverrides(config),
+    keyring,
     handle: (event, ctx) => processor.handle(event, ctx.logger),
     onDeadLetter: (event, error) => processor.recordFailure(event, error),
   });

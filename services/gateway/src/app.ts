@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import multipart from '@fastify/multipart';
 import swaggerUi from '@fastify/swagger-ui';
@@ -66,6 +66,23 @@ function titled(schema: Record<string, unknown> | undefined): never {
   } as never;
 }
 
+/**
+ * One log line per request, when it completes (Fastify's default is two), naming the route rather
+ * than the URL (which may carry a credential); health probes only at debug, so a probe every second
+ * does not bury the rest.
+ */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const line = { method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) };
+    if (error) request.log.error({ ...line, err: error }, 'request failed');
+    else if (route === '/healthz' || route === '/readyz') request.log.debug(line, 'request');
+    else request.log.info(line, 'request');
+  }
+}
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
@@ -89,6 +106,7 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
+    logController: new OneLinePerRequest(),
     // The HTTPS server type differs from the default only in the listener; routes don't care.
   }) as unknown as FastifyInstance;
 
@@ -132,9 +150,8 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
         version: '1.0.0',
         description: 'Memos, semantic search, RAG chat and document generation. Every call needs `Authorization: Bearer <key>`.',
       },
-      servers: [
-        { url: `https://localhost:${config.MEMEX_PORT}`, description: 'This gateway with its default settings (HTTPS only)' },
-      ],
+      // Relative: paths resolve against wherever this document was fetched from (this gateway).
+      servers: [{ url: '/', description: 'This Memex gateway (HTTPS)' }],
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'A project API key, or an organization token with project_id' },

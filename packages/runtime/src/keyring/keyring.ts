@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -149,6 +149,12 @@ export class Keyring {
     } catch (error) {
       throw new SealBrokenError(memoId, error);
     }
+  }
+
+  /** A keyed digest of `bytes` (HMAC-SHA256, hex): equal inputs compare equal; unguessable without the key. */
+  async digest(projectId: string, memoId: string, bytes: Uint8Array): Promise<string> {
+    const key = await this.key(projectId, memoId);
+    return createHmac('sha256', key).update('memex:digest:').update(bytes).digest('hex');
   }
 
   /** Seals a JSON value as a base64 string (for fields of JSON messages and rows). */

@@ -36,7 +36,7 @@ export interface ExtractLimits {
 export const DEFAULT_EXTRACT_LIMITS: ExtractLimits = {
   maxInflatedBytes: 256 * 1024 * 1024,
   maxPages: 2_000,
-  maxTextBytes: 700 * 1024,
+  maxTextBytes: 16 * 1024 * 1024,
   maxDepth: 256,
   maxCells: 1_000_000,
 };

@@ -136,7 +136,7 @@ describe.skipIf(missing)(`extraction of real documents${missing ? ` (skipped: ${
 
   it('text beyond the content limit is refused, not truncated', async () => {
     const big = Buffer.from('A sentence that repeats. '.repeat(40_000));
-    const error = await failure(extractDocument(big, 'text', DEFAULT_EXTRACT_LIMITS));
+    const error = await failure(extractDocument(big, 'text', { ...DEFAULT_EXTRACT_LIMITS, maxTextBytes: 700 * 1024 }));
     expect(error.failure).toBe('too_large');
     expect(error.message).toMatch(/content limit/);
   });

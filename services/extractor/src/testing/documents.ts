@@ -117,6 +117,16 @@ export async function generateDocument(format: GeneratedFormat, doc: SampleDocum
   }
 }
 
+/** An XLSX written by exceljs: one sheet per entry, rows of cells. */
+export async function xlsxWorkbook(sheets: { name: string; rows: (string | number)[][] }[]): Promise<Buffer> {
+  const workbook = new ExcelJS.Workbook();
+  for (const { name, rows } of sheets) {
+    const sheet = workbook.addWorksheet(name);
+    for (const row of rows) sheet.addRow(row);
+  }
+  return Buffer.from(await workbook.xlsx.writeBuffer());
+}
+
 /**
  * A minimal ZIP container (deflated entries, no CRC check needed by our reader, but a correct
  * layout). Used to build zip bombs: entries of zeros that inflate to far more than they weigh.

@@ -5,9 +5,11 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import {
   ErrorResponse,
+  MemoHistoryEntry,
   MemoHistoryResponse,
   MemoIdParams,
   MemoIdQuery,
+  MemoListItem,
   MemoListQuery,
   MemoListResponse,
   MemoStatusResponse,
@@ -27,8 +29,17 @@ function etagOf(body: unknown): string {
   return `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 27)}"`;
 }
 
+/** A reference to a schema added with `addSchema`: OpenAPI lists it under components.schemas by name. */
+const named = (schema: { $id?: string }) => ({ $ref: `${schema.$id}#` });
+
 export function memoCatalogRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   const { config } = deps;
+  // Items first: the responses refer to them.
+  app.addSchema(MemoListItem);
+  app.addSchema({ ...MemoListResponse, properties: { ...MemoListResponse.properties, results: { type: 'array', items: named(MemoListItem) } } });
+  app.addSchema(MemoStatusResponse);
+  app.addSchema(MemoHistoryEntry);
+  app.addSchema({ ...MemoHistoryResponse, properties: { ...MemoHistoryResponse.properties, revisions: { type: 'array', items: named(MemoHistoryEntry) } } });
   const queryOptions = (requestId: string) => ({ requestId, timeoutMs: config.MEMEX_QUERY_TIMEOUT_MS });
 
   app.get(
@@ -44,7 +55,7 @@ export function memoCatalogRoutes(app: FastifyInstance, deps: GatewayDeps): void
           'listed too. A memo created while a client pages shifts later pages by one.',
         tags: ['memos'],
         querystring: MemoListQuery,
-        response: { 200: MemoListResponse, ...errors },
+        response: { 200: named(MemoListResponse), ...errors },
       },
     },
     async (request, reply) => {
@@ -67,7 +78,7 @@ export function memoCatalogRoutes(app: FastifyInstance, deps: GatewayDeps): void
         tags: ['memos'],
         params: MemoIdParams,
         querystring: MemoIdQuery,
-        response: { 200: MemoStatusResponse, 304: { type: 'null', description: 'Unchanged since the ETag given' }, ...errors },
+        response: { 200: named(MemoStatusResponse), 304: { type: 'null', description: 'Unchanged since the ETag given' }, ...errors },
       },
     },
     async (request, reply) => {
@@ -94,7 +105,7 @@ export function memoCatalogRoutes(app: FastifyInstance, deps: GatewayDeps): void
         tags: ['memos'],
         params: MemoIdParams,
         querystring: MemoIdQuery,
-        response: { 200: MemoHistoryResponse, ...errors },
+        response: { 200: named(MemoHistoryResponse), ...errors },
       },
     },
     async (request, reply) => {

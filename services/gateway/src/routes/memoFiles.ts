@@ -14,12 +14,12 @@ import {
   fileBlobName,
   parseCreateMemoBody,
   sniffFileType,
-  type CreateMemoInput,
+  type StoredCreateInput,
   type MemoAddressRequest,
   type MemoFile,
   type MemoFileReply,
 } from '@memex/contracts';
-import { Keyring, NatsBlobStore, isKeyErased, query, uuidV5, uuidV7, verifyBlob, type BlobStore } from '@memex/runtime';
+import { isKeyErased, query, uuidV5, uuidV7, verifyBlob } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
 import { memoRef } from './memos';
 
@@ -28,11 +28,6 @@ const FORM_FIELDS = new Set(['title', 'reference_id', 'source', 'expiration_date
 /** Room for the multipart framing and form fields on top of the file itself. */
 const FORM_OVERHEAD_BYTES = 1024 * 1024;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-
-interface DocumentStores {
-  blobs: BlobStore;
-  keyring: Keyring;
-}
 
 function isMultipartRequest(request: FastifyRequest): boolean {
   return /^multipart\/form-data/i.test(String(request.headers['content-type'] ?? ''));
@@ -57,31 +52,9 @@ function contentDisposition(filename: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }
 
-/** The blob store and keyring of a gateway, opened on first use (one per NATS connection). */
-const openedStores = new WeakMap<GatewayDeps['nc'], Promise<DocumentStores>>();
-function documentStores(deps: GatewayDeps): Promise<DocumentStores> {
-  let stores = openedStores.get(deps.nc);
-  if (!stores) {
-    const replicas = deps.config.MEMEX_NATS_REPLICAS;
-    stores = (async () => ({
-      blobs: await NatsBlobStore.open(deps.nc, { replicas }),
-      keyring: await Keyring.open(deps.nc, { replicas }),
-    }))();
-    stores.catch(() => openedStores.delete(deps.nc));
-    openedStores.set(deps.nc, stores);
-  }
-  return stores;
-}
-
 export function memoFileRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   const { config } = deps;
   const uploadLimit = config.MEMEX_UPLOAD_LIMIT;
-  app.addHook('onClose', async () => {
-    const opened = await openedStores.get(deps.nc)?.catch(() => undefined);
-    openedStores.delete(deps.nc);
-    opened?.keyring.close();
-    await opened?.blobs.close();
-  });
 
   // A declared length over the limit is refused before a byte of the body is read.
   app.addHook('onRequest', async (request, reply) => {
@@ -122,7 +95,7 @@ export function memoFileRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         requestId: ctx.requestId,
         timeoutMs: config.MEMEX_QUERY_TIMEOUT_MS,
       });
-      const { blobs, keyring } = await documentStores(deps);
+      const { blobs, keyring } = deps.content;
       const sealed = await blobs.get(file.blob.name);
       if (!sealed) throw new MemexError('MemoNotFound');
       let bytes: Buffer;
@@ -195,7 +168,7 @@ export async function uploadMemo(deps: GatewayDeps, request: FastifyRequest, rep
     ...(fields.has('expiration_date') ? { expiration_date: fields.get('expiration_date') } : {}),
     ...(fields.has('tags') ? { tags: jsonField(fields.get('tags'), 'tags') } : {}),
   });
-  const input: CreateMemoInput = { ...parsed, content: '' };
+  const { content: _placeholder, ...input } = parsed;
 
   const key = request.headers['idempotency-key'];
   let memoId = uuidV7();
@@ -216,7 +189,8 @@ export async function uploadMemo(deps: GatewayDeps, request: FastifyRequest, rep
       return { ok: true as const, memo_uuid: memoId };
     }
   }
-  const { blobs, keyring } = await documentStores(deps);
+  const { content } = deps;
+  const { blobs, keyring } = content;
   await keyring.create(ctx.projectId, memoId);
   // One blob per attempt: a retried upload never overwrites the bytes a memo already refers to.
   const name = fileBlobName(ctx.projectId, memoId, uuidV7());
@@ -229,15 +203,20 @@ export async function uploadMemo(deps: GatewayDeps, request: FastifyRequest, rep
     size: bytes.byteLength,
     sha256: createHash('sha256').update(bytes).digest('hex'),
   };
+  // The content stays empty (a blob of no text) until the extractor records the file's text.
+  const empty = await content.write(ctx.projectId, memoId, '');
   try {
+    const stored: StoredCreateInput = { ...input, content: empty, file };
+    const sealed = await keyring.sealJson(ctx.projectId, memoId, stored);
     await commands.send(
       'create',
-      { projectId: ctx.projectId, memoId, input, file },
+      { projectId: ctx.projectId, memoId, sealed },
       { requestId: ctx.requestId, timeoutMs: config.MEMEX_COMMAND_TIMEOUT_MS, ...(commandId ? { commandId } : {}) },
     );
   } catch (error) {
     // No memo, no file.
     await blobs.delete(name).catch(() => undefined);
+    await content.remove(empty).catch(() => undefined);
     throw error;
   }
   reply.header('Location', `/api/v1/memo/${memoId}`);

@@ -3,14 +3,17 @@
  * Pure: the clock and ids come in with the command.
  */
 import {
+  EMPTY_CHUNKS,
   MemexError,
-  type ChunkRecord,
-  type CreateMemoInput,
+  type ChunkLayout,
+  type ContentRef,
+  type ErasureReason,
   type MemoEvent,
   type MemoFile,
   type ProcessingStage,
+  type StoredCreateInput,
+  type StoredUpdateInput,
   type TagRecord,
-  type UpdateMemoInput,
 } from '@memex/contracts';
 import { tagId } from '@memex/runtime';
 
@@ -20,7 +23,8 @@ export interface MemoData {
   createdAt: string;
   updatedAt: string;
   title: string;
-  content: string;
+  /** The current revision's content, by reference (sealed blob). */
+  content: ContentRef;
   metadata: Record<string, unknown>;
   clientReferenceId: string | null;
   source: string | null;
@@ -33,7 +37,9 @@ export interface MemoData {
   clientTags: TagRecord[];
   tags: TagRecord[];
   summary: string;
-  chunks: ChunkRecord[];
+  /** Chunks of `revision` once `chunkedRevision` equals it; empty before. */
+  chunks: ChunkLayout;
+  firstChunk: string;
   /** Revisions the processing results belong to; `pending` until both equal `revision`. */
   chunkedRevision: number;
   summarizedRevision: number;
@@ -57,11 +63,11 @@ export type MemoState =
 export const initialState = (): MemoState => ({ status: 'empty' });
 
 export type MemoCommand =
-  | { type: 'CreateMemo'; memoId: string; projectId: string; input: CreateMemoInput; file?: MemoFile; now: string }
-  | { type: 'RecordExtraction'; projectId: string; blob: string; content: string; now: string }
-  | { type: 'UpdateMemo'; projectId: string; input: UpdateMemoInput; now: string }
-  | { type: 'DeleteMemo'; projectId: string; now: string }
-  | { type: 'RecordChunks'; projectId: string; revision: number; model: string; chunks: ChunkRecord[]; now: string }
+  | { type: 'CreateMemo'; memoId: string; projectId: string; input: StoredCreateInput; now: string }
+  | { type: 'RecordExtraction'; projectId: string; blob: string; content: ContentRef; now: string }
+  | { type: 'UpdateMemo'; projectId: string; input: StoredUpdateInput; now: string }
+  | { type: 'DeleteMemo'; projectId: string; reason: ErasureReason; now: string }
+  | { type: 'RecordChunks'; projectId: string; revision: number; model: string; chunks: ChunkLayout; firstChunk: string; now: string }
   | { type: 'RecordSummary'; projectId: string; revision: number; summary: string; tags: string[]; now: string }
   | {
       type: 'RecordProcessingFailure';
@@ -70,12 +76,11 @@ export type MemoCommand =
       stage: ProcessingStage;
       message: string;
       now: string;
-    }
-  | { type: 'ArchiveMemo'; projectId: string; now: string };
+    };
 
 /** An uploaded memo whose file has not been turned into text yet (its content is empty). */
 export function awaitsExtraction(memo: MemoData): boolean {
-  return memo.file !== null && memo.contentFromFile && memo.revision === 1 && memo.content === '';
+  return memo.file !== null && memo.contentFromFile && memo.revision === 1;
 }
 
 export function isPending(memo: MemoData): boolean {
@@ -134,13 +139,10 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
             expirationDate: input.expirationDate,
             tags: tagRecords(memoId, input.tags),
             createdAt: now,
-            ...(command.file ? { file: command.file } : {}),
+            ...(input.file ? { file: input.file } : {}),
           },
         },
       ];
-      if (isExpired(input.expirationDate, now)) {
-        events.push({ type: 'MemoArchived', data: { memoId, projectId, reason: 'expired', at: now } });
-      }
       return events;
     }
 
@@ -161,24 +163,21 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
       }
       const events: MemoEvent[] = [];
       if (Object.keys(changes).length > 0) events.push({ type: 'MemoUpdated', data: { memoId, projectId, changes, updatedAt: now } });
-      if (input.content !== undefined && input.content !== memo.content) {
+      // Equal content (same keyed digest) starts no revision.
+      if (input.content !== undefined && input.content.digest !== memo.content.digest) {
         events.push({
           type: 'MemoContentChanged',
           data: { memoId, projectId, revision: memo.revision + 1, content: input.content, updatedAt: now, origin: 'client' },
         });
-      }
-      if (changes.expirationDate !== undefined) {
-        const expired = isExpired(changes.expirationDate, now);
-        if (expired && !memo.archived) events.push({ type: 'MemoArchived', data: { memoId, projectId, reason: 'expired', at: now } });
-        if (!expired && memo.archived) events.push({ type: 'MemoUnarchived', data: { memoId, projectId, at: now } });
       }
       return events;
     }
 
     case 'DeleteMemo': {
       const memo = requireActive(state, command.projectId);
+      if (command.reason === 'expired' && !isExpired(memo.expirationDate, command.now)) return [];
       const file = memo.file ? { file: memo.file.blob.name } : {};
-      return [{ type: 'MemoDeleted', data: { memoId: memo.memoId, projectId: memo.projectId, at: command.now, ...file } }];
+      return [{ type: 'MemoDeleted', data: { memoId: memo.memoId, projectId: memo.projectId, at: command.now, reason: command.reason, ...file } }];
     }
 
     case 'RecordChunks': {
@@ -193,6 +192,7 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
             revision: command.revision,
             model: command.model,
             chunks: command.chunks,
+            firstChunk: command.firstChunk,
             at: command.now,
           },
         },
@@ -214,10 +214,12 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
 
     case 'RecordExtraction': {
       // Applies while the content is still the file's (a client's content PATCH wins) and only when
-      // the text differs, so replaying extraction with better parsers adds a revision only for news.
+      // the text differs (same keyed digest: no revision), so replaying extraction with better
+      // parsers adds a revision only for news.
       if (state.status !== 'active' || state.memo.projectId !== command.projectId) return [];
       const memo = state.memo;
-      if (!memo.file || memo.file.blob.name !== command.blob || !memo.contentFromFile || memo.content === command.content) return [];
+      if (!memo.file || memo.file.blob.name !== command.blob || !memo.contentFromFile) return [];
+      if (command.content.digest === memo.content.digest) return [];
       return [
         {
           type: 'MemoContentChanged',
@@ -236,7 +238,7 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
     case 'RecordProcessingFailure': {
       const memo = liveRevision(state, command.projectId, command.revision);
       if (!memo) return [];
-      if (command.stage === 'extracting' ? !awaitsExtraction(memo) : false) return [];
+      if (command.stage === 'extracting' && !awaitsExtraction(memo)) return [];
       const done =
         command.stage === 'indexing' ? memo.chunkedRevision : command.stage === 'summarizing' ? memo.summarizedRevision : -1;
       if (done === command.revision) return [];
@@ -253,13 +255,6 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
           },
         },
       ];
-    }
-
-    case 'ArchiveMemo': {
-      if (state.status !== 'active' || state.memo.projectId !== command.projectId) return [];
-      const memo = state.memo;
-      if (memo.archived || !isExpired(memo.expirationDate, command.now)) return [];
-      return [{ type: 'MemoArchived', data: { memoId: memo.memoId, projectId: memo.projectId, reason: 'expired', at: command.now } }];
     }
 
     default: {
@@ -291,7 +286,8 @@ export function evolve(state: MemoState, event: MemoEvent): MemoState {
         clientTags: d.tags,
         tags: d.tags,
         summary: '',
-        chunks: [],
+        chunks: EMPTY_CHUNKS,
+        firstChunk: '',
         chunkedRevision: 0,
         summarizedRevision: 0,
         processingError: null,
@@ -333,7 +329,8 @@ export function evolve(state: MemoState, event: MemoEvent): MemoState {
         // Text extracted from the file keeps the tags the uploader gave; new content from the client drops them (spec 3).
         tags: extracted ? memo.clientTags : [],
         clientTags: extracted ? memo.clientTags : [],
-        chunks: [],
+        chunks: EMPTY_CHUNKS,
+        firstChunk: '',
         processingError: null,
         contentFromFile: extracted,
         processingStartedAt: extracted ? memo.processingStartedAt : event.data.updatedAt,
@@ -345,6 +342,7 @@ export function evolve(state: MemoState, event: MemoEvent): MemoState {
       if (event.data.revision !== memo.revision) return state;
       return next({
         chunks: event.data.chunks,
+        firstChunk: event.data.firstChunk,
         chunkedRevision: event.data.revision,
         chunkedAt: event.data.at,
         processingError: memo.processingError?.stage === 'indexing' ? null : memo.processingError,
