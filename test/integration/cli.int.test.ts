@@ -8,7 +8,7 @@ import { REPO_ROOT } from '../support/paths';
 import { runTs } from '../support/processes';
 
 // Each CLI call is a Node process with tsx: seconds apiece on a busy machine.
-describe('the memex CLI', { timeout: 180_000 }, () => {
+describe('the memex CLI', { timeout: 400_000 }, () => {
   let nats: NatsServerHandle;
   const memex = (...args: string[]) => runTs('packages/cli/src/main.ts', args, { NATS_URL: nats.url });
   beforeAll(async () => {

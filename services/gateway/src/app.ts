@@ -3,7 +3,8 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import swagger from '@fastify/swagger';
 import multipart from '@fastify/multipart';
 import swaggerUi from '@fastify/swagger-ui';
-import type { Logger } from '@memex/runtime';
+import { MemexError } from '@memex/contracts';
+import { natsConnected, type Logger } from '@memex/runtime';
 import { registerErrorHandling } from './http/errors';
 import type { GatewayDeps } from './http/context';
 import { agentRoutes } from './routes/agent';
@@ -136,7 +137,11 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
     requests.inc({ method: request.method, route, status: String(reply.statusCode) });
     seconds.observe(reply.elapsedTime / 1000, { route });
   });
-  registerErrorHandling(app);
+  registerErrorHandling(app, () => !natsConnected(deps.nc));
+  // While NATS is unreachable every API call would wait for a timeout: refuse at once instead.
+  app.addHook('onRequest', async (request) => {
+    if (request.url.startsWith('/api/') && !natsConnected(deps.nc)) throw new MemexError('ServiceUnavailable');
+  });
 
   await app.register(swagger, {
     // Components keep their TypeBox `$id` as their name (`Memo`, `SearchBody`…), so generators name types well.

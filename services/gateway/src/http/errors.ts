@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MemexError, errorText, httpStatus, type ErrorCode } from '@memex/contracts';
+import { fromNatsError } from '@memex/runtime';
 
 /** Fastify's own request errors, mapped to ours so every 4xx has the same `{ error }` shape. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -34,9 +35,10 @@ function lingerAfterTooLarge(request: FastifyRequest, reply: FastifyReply): void
 
 /**
  * One error path for the whole API: `MemexError` → its status and text; Fastify's parse errors → 4xx;
- * anything else is logged and answered 500 without internals.
+ * a NATS failure (or any failure while NATS is unreachable, `natsDown`) → 503/504; anything else is
+ * logged and answered 500 without internals.
  */
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: FastifyInstance, natsDown: () => boolean = () => false): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof MemexError) {
       if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, 'request failed');
@@ -47,6 +49,12 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (code) return reply.code(httpStatus(code)).send({ error: code === 'InvalidRequest' ? error.message : errorText(code) });
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
       return reply.code(error.statusCode).send({ error: error.message });
+    }
+    const infrastructure = fromNatsError(error, 'request');
+    if (infrastructure.code !== 'Internal' || natsDown()) {
+      const status = infrastructure.code === 'Timeout' ? 504 : 503;
+      request.log.error({ err: error }, 'request failed: NATS unavailable');
+      return reply.code(status).send({ error: errorText(status === 504 ? 'Timeout' : 'ServiceUnavailable') });
     }
     request.log.error({ err: error }, 'unexpected error');
     return reply.code(500).send({ error: errorText('Internal') });
