@@ -32,14 +32,14 @@ const SHAPES: { schema: string; sdk: string[] }[] = [
       processing_error: true,
     }),
   },
-  { schema: 'SearchBody', sdk: keysOf<SearchBody>()({ query: true, search_method: true, limit: true, filters: true, project_id: true }) },
+  { schema: 'SearchBody', sdk: keysOf<SearchBody>()({ rag_config: true, query: true, search_method: true, limit: true, filters: true, project_id: true }) },
   {
     schema: 'SearchResultItem',
     sdk: keysOf<SearchResultItem>()({ memo_title: true, memo_uuid: true, chunk_uuid: true, chunk_content: true, memo_summary: true, distance: true, score: true }),
   },
-  { schema: 'ChatBody', sdk: [...keysOf<ChatBody>()({ query: true, system_prompt: true, filters: true, chat_id: true, project_id: true }), 'stream'].sort() },
-  { schema: 'ChatResponse', sdk: keysOf<ChatResponse>()({ ok: true, response: true, intermediate_steps: true, chat_id: true, citations: true }) },
-  { schema: 'GenerateBody', sdk: [...keysOf<GenerateBody>()({ prompt: true, rules: true, filters: true, project_id: true }), 'stream'].sort() },
+  { schema: 'ChatBody', sdk: [...keysOf<ChatBody>()({ rag_config: true, query: true, system_prompt: true, filters: true, chat_id: true, project_id: true }), 'stream'].sort() },
+  { schema: 'ChatResponse', sdk: keysOf<ChatResponse>()({ references: true, ok: true, response: true, intermediate_steps: true, chat_id: true, citations: true }) },
+  { schema: 'GenerateBody', sdk: [...keysOf<GenerateBody>()({ rag_config: true, prompt: true, rules: true, filters: true, project_id: true }), 'stream'].sort() },
   { schema: 'MemoStatusResponse', sdk: keysOf<MemoStatus>()({ memo_uuid: true, status: true, processing_started_at: true, processing_completed_at: true, error_reason: true }) },
   { schema: 'MemoHistoryResponse', sdk: keysOf<MemoHistory>()({ memo_uuid: true, revisions: true }) },
   {

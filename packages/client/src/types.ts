@@ -132,7 +132,14 @@ export interface MemoHistory {
   revisions: MemoHistoryEntry[];
 }
 
+/** Retrieval settings (`rag_config`, see the API's RagConfig / SearchRagConfig schemas); typed loosely for now. */
+export type RagConfig = Record<string, unknown>;
+
+/** A chunk an answer was given (with `rag_config.references.enabled`); see the API's Reference schema. */
+export type Reference = Record<string, unknown>;
+
 export interface SearchBody {
+  rag_config?: RagConfig;
   query: string;
   search_method: SearchMethod;
   limit?: number;
@@ -175,6 +182,7 @@ export interface ChatBody {
   filters?: Filter[];
   chat_id?: string;
   project_id?: string;
+  rag_config?: RagConfig;
 }
 
 export interface ChatResponse {
@@ -183,9 +191,11 @@ export interface ChatResponse {
   intermediate_steps: IntermediateStep[];
   chat_id: string;
   citations: Citation[];
+  references?: Reference[];
 }
 
 export interface GenerateBody {
+  rag_config?: RagConfig;
   prompt: string;
   rules?: string;
   filters?: Filter[];
@@ -197,12 +207,14 @@ export interface GenerateResponse {
   response: string;
   intermediate_steps: IntermediateStep[];
   citations: Citation[];
+  references?: Reference[];
 }
 
 /** One event of a streamed chat or generate answer. */
 export type StreamEvent =
   | { type: 'token'; content: string }
   | { type: 'citations'; citations: Citation[] }
+  | { type: 'references'; references: Reference[] }
   | { type: 'error'; content: string }
   | { type: 'done'; chat_id?: string };
 

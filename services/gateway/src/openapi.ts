@@ -21,7 +21,8 @@ export type JsonSchema = { $ref?: string; properties?: Record<string, JsonSchema
  * the deps it would use for requests are left out). For SDK drift checks and exporting the document.
  */
 export async function openApiDocument(env: Record<string, string | undefined> = {}): Promise<OpenApiDocument> {
-  const deps = { config: loadGatewayConfig(env), metrics: new Metrics(), logger: silentLogger(), instance: 'openapi' } as unknown as GatewayDeps;
+  // Route setup reads deps.content's parts by name only; nothing is called while building the document.
+  const deps = { config: loadGatewayConfig(env), metrics: new Metrics(), logger: silentLogger(), instance: 'openapi', content: {} } as unknown as GatewayDeps;
   const app = await buildGateway(deps, { logger: silentLogger() });
   try {
     return (await app.inject({ method: 'GET', url: '/docs/json' })).json() as OpenApiDocument;
