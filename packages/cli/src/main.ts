@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { runAdmin } from './admin';
 import { runApi } from './api';
+import { runMcp } from './mcp';
 import { runReindex } from './reindex';
 
 export const USAGE = `memex <command> [options]
@@ -29,6 +30,7 @@ MEMEX_DATA_DIR (default ./data), named in data/nats.url; else nats://127.0.0.1:4
 API (MEMEX_URL, default https://localhost:8443; MEMEX_API_KEY or --key):
   api METHOD PATH [JSON] [--key K] [--insecure] call the API, print the response body
                                                 e.g. memex api POST /api/v1/memo '{"title":"t","content":"c"}'
+  mcp [--key K] [--insecure]                    serve the MCP tools over stdio (for desktop assistants)
 
 Keys and tokens are printed once and stored only as hashes. Run through pnpm as \`pnpm -s memex …\`
 (-s keeps pnpm's own lines out of the output, so --json output is pure JSON).`;
@@ -41,6 +43,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     if (group === 'api') return await runApi([action ?? '', ...rest].filter((a) => a !== ''));
+    if (group === 'mcp') return await runMcp([action ?? '', ...rest].filter((a) => a !== ''));
     if (group === 'reindex') return await runReindex([action ?? '', ...rest].filter((a) => a !== ''));
     return await runAdmin(group, action ?? '', rest);
   } catch (error) {

@@ -94,6 +94,9 @@ export interface IndexSearchHit {
   content: string;
   /** 1 − fused relevance; lower is closer. */
   distance: number;
+  /** The weighted lexical and dense parts of the relevance (absent from indexers that predate them). */
+  lexical?: number;
+  dense?: number;
 }
 export interface IndexSearchReply {
   model: string;

@@ -9,15 +9,62 @@ import { registerErrorHandling } from './http/errors';
 import type { GatewayDeps } from './http/context';
 import { agentRoutes } from './routes/agent';
 import { healthRoutes } from './routes/health';
+import { consoleRoutes } from './routes/console';
+import { mcpRoutes } from './routes/mcp';
 import { memoCatalogRoutes } from './routes/memoCatalog';
 import { memoFileRoutes } from './routes/memoFiles';
 import { memoRoutes } from './routes/memos';
+import { projectRoutes } from './routes/project';
 import { searchRoutes } from './routes/search';
 
 export interface BuildGatewayOptions {
   /** PEM certificate and key; without them the app is for `inject()` tests only. */
   https?: { cert: string; key: string };
   logger: Logger;
+}
+
+interface OpenApiObject {
+  paths?: Record<string, Record<string, { requestBody?: SchemaHolder; responses?: Record<string, SchemaHolder> }>>;
+  components?: { schemas?: Record<string, unknown> };
+}
+interface SchemaHolder {
+  content?: Record<string, { schema?: Record<string, unknown> }>;
+}
+
+/**
+ * Request and response bodies with a TypeBox `$id` (a `title` in the document) become named
+ * components referenced by `$ref`, as nested schemas already are, so generated clients get `Memo`,
+ * `SearchBody`… instead of anonymous types.
+ */
+function nameTopLevelSchemas(doc: OpenApiObject): OpenApiObject {
+  const schemas = ((doc.components ??= {}).schemas ??= {});
+  const name = (holder: SchemaHolder | undefined) => {
+    for (const media of Object.values(holder?.content ?? {})) {
+      const title = media.schema?.title;
+      if (typeof title !== 'string' || !/^[A-Z]\w*$/.test(title)) continue;
+      schemas[title] ??= media.schema;
+      media.schema = { $ref: `#/components/schemas/${title}` };
+    }
+  };
+  for (const methods of Object.values(doc.paths ?? {})) {
+    for (const operation of Object.values(methods)) {
+      name(operation.requestBody);
+      for (const response of Object.values(operation.responses ?? {})) name(response);
+    }
+  }
+  return doc;
+}
+
+/** Copies each body's and response's `$id` into its `title`, which survives into the document. */
+function titled(schema: Record<string, unknown> | undefined): never {
+  if (!schema) return schema as never;
+  const withTitle = (s: unknown) => (s && typeof s === 'object' && typeof (s as { $id?: unknown }).$id === 'string' ? { ...s, title: (s as { $id: string }).$id } : s);
+  const response = schema.response as Record<string, unknown> | undefined;
+  return {
+    ...schema,
+    ...(schema.body ? { body: withTitle(schema.body) } : {}),
+    ...(response ? { response: Object.fromEntries(Object.entries(response).map(([code, s]) => [code, withTitle(s)])) } : {}),
+  } as never;
 }
 
 /**
@@ -101,8 +148,10 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
   });
 
   await app.register(swagger, {
-    // Shared schemas (addSchema) appear under components.schemas by their $id, not as def-N.
+    // Components keep their TypeBox `$id` as their name (`Memo`, `SearchBody`…), so generators name types well.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    transform: ({ schema, url }) => ({ schema: titled(schema as Record<string, unknown>), url }),
+    transformObject: (documentObject) => nameTopLevelSchemas((documentObject as { openapiObject: OpenApiObject }).openapiObject),
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -130,5 +179,8 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
   memoFileRoutes(app, deps);
   searchRoutes(app, deps);
   agentRoutes(app, deps);
+  projectRoutes(app, deps);
+  mcpRoutes(app, deps);
+  consoleRoutes(app);
   return app;
 }

@@ -36,6 +36,18 @@ export const SearchResultItem = Type.Object(
           'Title methods: null.',
       }),
     ),
+    score: Type.Optional(
+      Nullable(
+        Type.Object(
+          {
+            relevance: Type.Number({ description: '1 − distance' }),
+            lexical: Type.Number({ description: 'The BM25 part: weight × bm25 / best bm25 among the candidates' }),
+            dense: Type.Number({ description: 'The dense part: (1 − weight) × max(0, cosine)' }),
+          },
+          { description: 'chunk_vector_search only: the fused relevance and its two parts (lexical + dense = relevance)' },
+        ),
+      ),
+    ),
   },
   { $id: 'SearchResultItem' },
 );

@@ -173,6 +173,7 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     '/api/v1/chat',
     {
       schema: {
+        operationId: 'chat',
         summary: 'Ask the agent',
         description:
           'Retrieves context from the project (within `filters`), answers with [n] citations, and keeps the chat. ' +
@@ -220,6 +221,7 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     '/api/v1/generate',
     {
       schema: {
+        operationId: 'generate',
         summary: 'Generate a document',
         description:
           'Retrieves context for the prompt (within `filters`) and writes a Markdown document following `rules`, ' +
@@ -259,6 +261,7 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     '/api/v1/chat',
     {
       schema: {
+        operationId: 'listChats',
         summary: 'List chats',
         description: 'Newest first. `page` from 1; `page_size` 1–100 (default 20).',
         tags: ['agent'],
@@ -279,7 +282,7 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.get(
     '/api/v1/chat/:chat_uuid',
     {
-      schema: { summary: 'Read a chat', description: 'Its messages in order.', tags: ['agent'], params: ChatParams, response: { 200: Chat, ...errors } },
+      schema: { operationId: 'getChat', summary: 'Read a chat', description: 'Its messages in order.', tags: ['agent'], params: ChatParams, response: { 200: Chat, ...errors } },
     },
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));

@@ -72,6 +72,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     '/api/v1/memo',
     {
       schema: {
+        operationId: 'createMemo',
         summary: 'Create a memo',
         description:
           'Stores the memo and starts its processing (summary, tags, chunks, embeddings). Answers once the memo is ' +
@@ -115,6 +116,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     '/api/v1/memo/:memo_id',
     {
       schema: {
+        operationId: 'getMemo',
         summary: 'Read a memo',
         description: 'By memo UUID, or by the client reference id with `id_type=reference_id`.',
         tags: ['memos'],
@@ -141,6 +143,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     '/api/v1/memo/:memo_id',
     {
       schema: {
+        operationId: 'updateMemo',
         summary: 'Update a memo',
         description:
           'Every field is optional. `content` starts a new revision: summary, tags and chunks are dropped and ' +
@@ -173,6 +176,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     '/api/v1/memo/:memo_id',
     {
       schema: {
+        operationId: 'deleteMemo',
         summary: 'Delete a memo',
         description: 'Erases the memo, its content, summary, tags, chunks and vectors everywhere. Answers 204.',
         tags: ['memos'],

@@ -19,6 +19,7 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     '/api/v1/search',
     {
       schema: {
+        operationId: 'search',
         summary: 'Search memos',
         description:
           '`chunk_vector_search` ranks chunks by hybrid (dense + lexical) relevance; `distance` = 1 − relevance, ' +
@@ -50,6 +51,9 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
           chunk_content: hit.content,
           memo_summary: hit.memoSummary,
           distance: hit.distance,
+          ...(hit.lexical !== undefined && hit.dense !== undefined
+            ? { score: { relevance: 1 - hit.distance, lexical: hit.lexical, dense: hit.dense } }
+            : {}),
         }));
         return { results };
       }

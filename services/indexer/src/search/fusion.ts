@@ -4,6 +4,9 @@ import { compareChunks } from '../searchIndex/topK';
 export interface FusedHit extends ChunkCandidate {
   /** 1 − fused relevance, in [0, 1]; lower is closer. */
   distance: number;
+  /** The relevance's two weighted parts (they add up to 1 − distance, before clamping). */
+  lexical: number;
+  dense: number;
 }
 
 /**
@@ -30,8 +33,10 @@ export function fuseRankings(
   for (const c of [...lexical, ...dense]) if (!byId.has(c.chunkId)) byId.set(c.chunkId, c);
   const fused: FusedHit[] = [];
   for (const [id, candidate] of byId) {
-    const relevance = lexicalWeight * (lex.get(id) ?? 0) + (1 - lexicalWeight) * (den.get(id) ?? 0);
-    fused.push({ ...candidate, distance: Math.min(1, Math.max(0, 1 - relevance)) });
+    const lexicalPart = lexicalWeight * (lex.get(id) ?? 0);
+    const densePart = (1 - lexicalWeight) * (den.get(id) ?? 0);
+    const relevance = lexicalPart + densePart;
+    fused.push({ ...candidate, distance: Math.min(1, Math.max(0, 1 - relevance)), lexical: lexicalPart, dense: densePart });
   }
   // Equal distances: memo uuid, then chunk index, as every index orders equal scores.
   fused.sort((a, b) => a.distance - b.distance || compareChunks(a, b));

@@ -19,12 +19,15 @@ describe('fuseRankings', () => {
     expect(hits[0]!.distance).toBeCloseTo(1 - (0.85 * 1 + 0.15 * 0.2), 10);
     expect(hits[1]!.distance).toBeCloseTo(1 - (0.85 * 0.5 + 0.15 * 0.9), 10);
     expect(hits[2]!.distance).toBeCloseTo(1 - 0.15 * 0.6, 10);
+    // The parts shown as the score breakdown add up to the relevance.
+    for (const hit of hits) expect(hit.lexical + hit.dense).toBeCloseTo(1 - hit.distance, 10);
+    expect(hits[2]!).toMatchObject({ lexical: 0, dense: expect.closeTo(0.15 * 0.6, 10) });
   });
 
   it('keeps distances in [0, 1], ignores negative cosines, breaks ties by id, and cuts at the limit', () => {
     const hits = fuseRankings([], [c('z', -0.5), c('y', 0.5), c('x', 0.5)], 0.85, 2);
     expect(hits.map((h) => h.chunkId)).toEqual(['x', 'y']);
-    expect(fuseRankings([c('only', 3)], [], 0.85, 5)).toEqual([{ ...c('only', 3), distance: expect.closeTo(0.15, 10) }]);
+    expect(fuseRankings([c('only', 3)], [], 0.85, 5)).toEqual([{ ...c('only', 3), distance: expect.closeTo(0.15, 10), lexical: 0.85, dense: 0 }]);
     expect(fuseRankings([c('d', 1)], [c('d', 1)], 0.85, 5)[0]!.distance).toBe(0);
     expect(fuseRankings([], [], 0.85, 5)).toEqual([]);
   });

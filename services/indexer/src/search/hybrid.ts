@@ -63,6 +63,8 @@ export async function hybridSearch(
       chunkIndex: h.chunkIndex,
       content: h.content,
       distance: h.distance,
+      lexical: h.lexical,
+      dense: h.dense,
     })),
   };
 }

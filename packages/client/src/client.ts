@@ -1,0 +1,413 @@
+import { MemexApiError, MemexConnectionError } from './errors';
+import { OPERATIONS, type OperationId } from './operations';
+import { parseEventStream } from './sse';
+import type {
+  Chat,
+  ChatBody,
+  ChatListResponse,
+  ChatResponse,
+  CreateMemoBody,
+  CreateMemoResponse,
+  DownloadedFile,
+  Filter,
+  GenerateBody,
+  GenerateResponse,
+  IdType,
+  Memo,
+  MemoHistory,
+  MemoListResponse,
+  MemoStatus,
+  OkResponse,
+  ProjectInfo,
+  RotatedKey,
+  SearchBody,
+  SearchResponse,
+  StreamEvent,
+  UpdateMemoBody,
+} from './types';
+
+export interface MemexClientOptions {
+  /** The gateway's origin, e.g. `https://localhost:8443` (a trailing `/api/v1` is accepted too). */
+  baseUrl: string;
+  /** A project API key (`mxp_…`) or an organization token (`mxo_…`, then set `projectId`). */
+  apiKey: string;
+  /** With an organization token: the project every call acts on. */
+  projectId?: string;
+  /** Retries of a request answered 429 or 503 (and of a safe request that got no answer). Default 3. */
+  maxRetries?: number;
+  /** First backoff when the answer has no `Retry-After`; doubles per retry, with jitter. Default 500 ms. */
+  retryBaseMs?: number;
+  /** Longest single wait between retries, `Retry-After` included. Default 30 s. */
+  maxRetryDelayMs?: number;
+  /** Defaults to the global `fetch`. */
+  fetch?: typeof fetch;
+}
+
+export interface MemoRefOptions {
+  /** How `memo_id` is meant: a memo UUID (default) or the client's reference id. */
+  idType?: IdType;
+  signal?: AbortSignal;
+}
+
+export interface CreateOptions {
+  /** Sent as `Idempotency-Key`; by default a fresh UUID per call, kept across its retries. */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+export interface UploadFields {
+  title?: string;
+  reference_id?: string;
+  source?: string;
+  expiration_date?: string;
+  metadata?: Record<string, unknown>;
+  tags?: string[];
+}
+
+export interface UploadOptions extends CreateOptions {
+  /** Called as bytes go out (in browsers; Node's fetch reports only the end). */
+  onProgress?: (sent: number, total: number) => void;
+}
+
+export interface ListMemosQuery {
+  page?: number;
+  page_size?: number;
+  filters?: Filter[];
+}
+
+interface RequestSpec {
+  query?: Record<string, string | number | undefined>;
+  params?: Record<string, string>;
+  body?: unknown;
+  form?: FormData;
+  headers?: Record<string, string>;
+  signal?: AbortSignal | undefined;
+  /** May be sent again after a lost connection (GET, or a create with an idempotency key). */
+  replayable?: boolean;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
+
+function newKey(): string {
+  return globalThis.crypto.randomUUID();
+}
+
+/** Seconds (or an HTTP date) of a `Retry-After` header, as milliseconds. */
+export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/**
+ * The Memex API over `fetch`. Every method is one API operation (named by its OpenAPI
+ * `operationId`); failures throw {@link MemexApiError} with the status and the API's message.
+ */
+export class MemexClient {
+  readonly baseUrl: string;
+  private readonly options: Required<Pick<MemexClientOptions, 'maxRetries' | 'retryBaseMs' | 'maxRetryDelayMs'>> & MemexClientOptions;
+
+  constructor(options: MemexClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+    this.options = { maxRetries: 3, retryBaseMs: 500, maxRetryDelayMs: 30_000, ...options };
+  }
+
+  /** The same client acting with another key or project (e.g. after a key rotation). */
+  with(changes: Partial<MemexClientOptions>): MemexClient {
+    return new MemexClient({ ...this.options, ...changes });
+  }
+
+  // Memos
+
+  createMemo(body: CreateMemoBody, options: CreateOptions = {}): Promise<CreateMemoResponse> {
+    return this.json('createMemo', {
+      body,
+      headers: { 'idempotency-key': options.idempotencyKey ?? newKey() },
+      signal: options.signal,
+      replayable: true,
+    });
+  }
+
+  /** Uploads a file as a new memo (`multipart/form-data`; the server extracts its text). */
+  async uploadMemo(file: Blob, filename: string, fields: UploadFields = {}, options: UploadOptions = {}): Promise<CreateMemoResponse> {
+    const form = new FormData();
+    for (const [name, value] of Object.entries(fields)) {
+      if (value === undefined) continue;
+      form.append(name, typeof value === 'string' ? value : JSON.stringify(value));
+    }
+    form.append('file', file, filename);
+    const headers = { 'idempotency-key': options.idempotencyKey ?? newKey() };
+    if (options.onProgress && typeof (globalThis as { XMLHttpRequest?: unknown }).XMLHttpRequest === 'function') {
+      return this.uploadWithProgress(form, headers, options.onProgress, options.signal);
+    }
+    const result = await this.json<CreateMemoResponse>('createMemo', { form, headers, signal: options.signal, replayable: true });
+    options.onProgress?.(file.size, file.size);
+    return result;
+  }
+
+  listMemos(query: ListMemosQuery = {}, options: { signal?: AbortSignal } = {}): Promise<MemoListResponse> {
+    return this.json('listMemos', {
+      query: {
+        page: query.page,
+        page_size: query.page_size,
+        filters: query.filters && query.filters.length > 0 ? JSON.stringify(query.filters) : undefined,
+      },
+      signal: options.signal,
+    });
+  }
+
+  getMemo(memoId: string, options: MemoRefOptions = {}): Promise<Memo> {
+    return this.json('getMemo', this.memoRef(memoId, options));
+  }
+
+  updateMemo(memoId: string, body: UpdateMemoBody, options: MemoRefOptions = {}): Promise<OkResponse> {
+    return this.json('updateMemo', { ...this.memoRef(memoId, options), body });
+  }
+
+  async deleteMemo(memoId: string, options: MemoRefOptions = {}): Promise<void> {
+    await this.send('deleteMemo', this.memoRef(memoId, options));
+  }
+
+  getMemoStatus(memoId: string, options: MemoRefOptions = {}): Promise<MemoStatus> {
+    return this.json('getMemoStatus', this.memoRef(memoId, options));
+  }
+
+  getMemoHistory(memoId: string, options: MemoRefOptions = {}): Promise<MemoHistory> {
+    return this.json('getMemoHistory', this.memoRef(memoId, options));
+  }
+
+  /** The memo's original file, byte for byte, with its content type and file name. */
+  async downloadMemoFile(memoId: string, options: MemoRefOptions = {}): Promise<DownloadedFile> {
+    const res = await this.send('downloadMemoFile', this.memoRef(memoId, options));
+    const disposition = res.headers.get('content-disposition') ?? '';
+    const star = /filename\*=UTF-8''([^;]+)/i.exec(disposition);
+    const plain = /filename="?([^";]+)"?/i.exec(disposition);
+    return {
+      bytes: new Uint8Array(await res.arrayBuffer()),
+      content_type: res.headers.get('content-type') ?? 'application/octet-stream',
+      filename: star ? decodeURIComponent(star[1]!) : plain ? plain[1]! : null,
+    };
+  }
+
+  /** Polls the memo's status until it is `processed` or `error` (or the time runs out). */
+  async waitForMemo(memoId: string, options: MemoRefOptions & { timeoutMs?: number; intervalMs?: number } = {}): Promise<MemoStatus> {
+    const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+    for (;;) {
+      const status = await this.getMemoStatus(memoId, options);
+      if (status.status !== 'processing') return status;
+      if (Date.now() > deadline) throw new MemexConnectionError(`memo ${memoId} still processing after ${options.timeoutMs ?? 60_000} ms`);
+      await sleep(options.intervalMs ?? 250, options.signal);
+    }
+  }
+
+  // Search and the agent
+
+  search(body: SearchBody, options: { signal?: AbortSignal } = {}): Promise<SearchResponse> {
+    return this.json('search', { body: this.withProject(body), signal: options.signal });
+  }
+
+  chat(body: ChatBody, options: { signal?: AbortSignal } = {}): Promise<ChatResponse> {
+    return this.json('chat', { body: this.withProject({ ...body, stream: false }), signal: options.signal });
+  }
+
+  /** A streamed chat: token events, a citations event, then `done` with the chat id. Break (or abort) to stop. */
+  chatStream(body: ChatBody, options: { signal?: AbortSignal } = {}): AsyncGenerator<StreamEvent, void, undefined> {
+    return this.stream('chat', this.withProject({ ...body, stream: true }), options.signal);
+  }
+
+  generate(body: GenerateBody, options: { signal?: AbortSignal } = {}): Promise<GenerateResponse> {
+    return this.json('generate', { body: this.withProject({ ...body, stream: false }), signal: options.signal });
+  }
+
+  generateStream(body: GenerateBody, options: { signal?: AbortSignal } = {}): AsyncGenerator<StreamEvent, void, undefined> {
+    return this.stream('generate', this.withProject({ ...body, stream: true }), options.signal);
+  }
+
+  listChats(query: { page?: number; page_size?: number } = {}, options: { signal?: AbortSignal } = {}): Promise<ChatListResponse> {
+    return this.json('listChats', { query: { page: query.page, page_size: query.page_size }, signal: options.signal });
+  }
+
+  getChat(chatId: string, options: { signal?: AbortSignal } = {}): Promise<Chat> {
+    return this.json('getChat', { params: { chat_uuid: chatId }, signal: options.signal });
+  }
+
+  // The project
+
+  getProject(options: { signal?: AbortSignal } = {}): Promise<ProjectInfo> {
+    return this.json('getProject', { signal: options.signal });
+  }
+
+  /** Replaces the project's key; the old one stops working. The new key is in the answer only. */
+  rotateProjectKey(options: { signal?: AbortSignal } = {}): Promise<RotatedKey> {
+    return this.json('rotateProjectKey', { signal: options.signal });
+  }
+
+  // Plumbing
+
+  /** The URL of an operation, with path parameters and the query string filled in. */
+  url(operation: OperationId, spec: Pick<RequestSpec, 'params' | 'query'> = {}): string {
+    const path = OPERATIONS[operation].path.replace(/\{(\w+)\}/g, (_, name: string) => {
+      const value = spec.params?.[name];
+      if (value === undefined) throw new TypeError(`${operation}: missing ${name}`);
+      return encodeURIComponent(value);
+    });
+    const search = new URLSearchParams();
+    for (const [name, value] of Object.entries(spec.query ?? {})) if (value !== undefined) search.set(name, String(value));
+    if (this.options.projectId && OPERATIONS[operation].method !== 'POST') search.set('project_id', this.options.projectId);
+    else if (this.options.projectId && (operation === 'createMemo' || operation === 'rotateProjectKey')) search.set('project_id', this.options.projectId);
+    const qs = search.toString();
+    return `${this.baseUrl}${path}${qs ? `?${qs}` : ''}`;
+  }
+
+  private memoRef(memoId: string, options: MemoRefOptions): RequestSpec {
+    return {
+      params: { memo_id: memoId },
+      query: { id_type: options.idType && options.idType !== 'memo_uuid' ? options.idType : undefined },
+      signal: options.signal,
+    };
+  }
+
+  private withProject<T extends object>(body: T): T {
+    return this.options.projectId ? { ...body, project_id: this.options.projectId } : body;
+  }
+
+  private async json<T>(operation: OperationId, spec: RequestSpec): Promise<T> {
+    const res = await this.send(operation, spec);
+    return (await res.json()) as T;
+  }
+
+  private async *stream(operation: 'chat' | 'generate', body: unknown, signal?: AbortSignal): AsyncGenerator<StreamEvent, void, undefined> {
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const res = await this.send(operation, { body, signal: controller.signal, headers: { accept: 'text/event-stream' } });
+      if (!res.body) throw new MemexConnectionError('the answer has no body to stream');
+      for await (const event of parseEventStream(res.body)) {
+        yield event as StreamEvent;
+        if ((event as StreamEvent).type === 'done') return;
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      // Leaving early (break, return, an error) closes the connection, which stops generation.
+      controller.abort();
+    }
+  }
+
+  /**
+   * Any request to the gateway (`path` from the origin, e.g. `/api/v1/memo`), with the key, retries and
+   * backoff of every call, answering the raw Response whatever its status. For tools like `memex api`.
+   */
+  raw(method: string, path: string, options: { body?: unknown; signal?: AbortSignal } = {}): Promise<Response> {
+    const url = new URL(path, `${this.baseUrl}/`).href;
+    return this.sendTo(method.toUpperCase(), url, { body: options.body, signal: options.signal }, false);
+  }
+
+  /** One API call with retries on 429/503 (honouring Retry-After) and on lost connections when safe. */
+  private send(operation: OperationId, spec: RequestSpec): Promise<Response> {
+    return this.sendTo(OPERATIONS[operation].method, this.url(operation, spec), spec, true);
+  }
+
+  private async sendTo(method: string, url: string, spec: RequestSpec, throwOnError: boolean): Promise<Response> {
+    const doFetch = this.options.fetch ?? globalThis.fetch;
+    const replayable = spec.replayable ?? method === 'GET';
+    for (let attempt = 0; ; attempt++) {
+      const headers: Record<string, string> = { authorization: `Bearer ${this.options.apiKey}`, ...spec.headers };
+      let body: FormData | string | undefined;
+      if (spec.form) body = spec.form;
+      else if (spec.body !== undefined) {
+        headers['content-type'] = 'application/json';
+        body = JSON.stringify(spec.body);
+      }
+      let res: Response;
+      try {
+        res = await doFetch(url, { method, headers, ...(body !== undefined ? { body } : {}), ...(spec.signal ? { signal: spec.signal } : {}) });
+      } catch (error) {
+        if (spec.signal?.aborted || !replayable || attempt >= this.options.maxRetries) {
+          throw new MemexConnectionError(`${method} ${url}: ${(error as Error).message}`, { cause: error });
+        }
+        await sleep(this.backoff(attempt), spec.signal);
+        continue;
+      }
+      if (res.ok) return res;
+      const retryAfter = retryAfterMs(res.headers.get('retry-after'));
+      if ((res.status === 429 || res.status === 503) && attempt < this.options.maxRetries) {
+        await res.body?.cancel().catch(() => undefined);
+        await sleep(Math.min(this.options.maxRetryDelayMs, retryAfter ?? this.backoff(attempt)), spec.signal);
+        continue;
+      }
+      if (!throwOnError) return res;
+      throw await this.apiError(res, retryAfter);
+    }
+  }
+
+  private backoff(attempt: number): number {
+    const base = this.options.retryBaseMs * 2 ** attempt;
+    return Math.min(this.options.maxRetryDelayMs, base / 2 + Math.random() * (base / 2));
+  }
+
+  private async apiError(res: Response, retryAfter: number | undefined): Promise<MemexApiError> {
+    const text = await res.text().catch(() => '');
+    let body: unknown = text;
+    let message = text || res.statusText || `HTTP ${res.status}`;
+    try {
+      body = JSON.parse(text);
+      if (body && typeof body === 'object' && typeof (body as { error?: unknown }).error === 'string') message = (body as { error: string }).error;
+    } catch {
+      // Not JSON (a proxy's page): keep the text.
+    }
+    return new MemexApiError(res.status, message, {
+      requestId: res.headers.get('x-request-id'),
+      retryAfterS: retryAfter === undefined ? null : retryAfter / 1000,
+      body,
+    });
+  }
+
+  /** Browsers: XMLHttpRequest is the one way to see upload progress. */
+  private uploadWithProgress(form: FormData, headers: Record<string, string>, onProgress: (sent: number, total: number) => void, signal?: AbortSignal): Promise<CreateMemoResponse> {
+    interface Xhr {
+      open(method: string, url: string): void;
+      setRequestHeader(name: string, value: string): void;
+      send(body: FormData): void;
+      abort(): void;
+      upload: { onprogress: ((e: { loaded: number; total: number }) => void) | null };
+      onload: (() => void) | null;
+      onerror: (() => void) | null;
+      status: number;
+      responseText: string;
+      getResponseHeader(name: string): string | null;
+    }
+    const Ctor = (globalThis as unknown as { XMLHttpRequest: new () => Xhr }).XMLHttpRequest;
+    return new Promise((resolve, reject) => {
+      const xhr = new Ctor();
+      xhr.open('POST', this.url('createMemo'));
+      xhr.setRequestHeader('authorization', `Bearer ${this.options.apiKey}`);
+      for (const [name, value] of Object.entries(headers)) xhr.setRequestHeader(name, value);
+      xhr.upload.onprogress = (e) => onProgress(e.loaded, e.total);
+      xhr.onerror = () => reject(new MemexConnectionError('upload failed: no answer'));
+      xhr.onload = () => {
+        let body: unknown;
+        try {
+          body = JSON.parse(xhr.responseText);
+        } catch {
+          body = xhr.responseText;
+        }
+        if (xhr.status >= 200 && xhr.status < 300) resolve(body as CreateMemoResponse);
+        else {
+          const message = body && typeof body === 'object' && 'error' in body ? String((body as { error: unknown }).error) : `HTTP ${xhr.status}`;
+          reject(new MemexApiError(xhr.status, message, { requestId: xhr.getResponseHeader('x-request-id'), body }));
+        }
+      };
+      signal?.addEventListener('abort', () => xhr.abort(), { once: true });
+      xhr.send(form);
+    });
+  }
+}

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { MemexClient, MemexApiError, parseEventStream, retryAfterMs } from './index';
+
+type Call = { url: string; init: RequestInit; at: number };
+
+/** A fetch that answers from a script and records what it was asked. */
+function scripted(answers: (() => Response)[]) {
+  const calls: Call[] = [];
+  const fetch = (async (url: string, init: RequestInit) => {
+    calls.push({ url, init, at: Date.now() });
+    const next = answers.shift();
+    if (!next) throw new Error('no more answers');
+    return next();
+  }) as unknown as typeof globalThis.fetch;
+  return { calls, fetch };
+}
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) => () =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+
+describe('MemexClient (scripted fetch)', () => {
+  it('retries 429 after Retry-After and keeps one Idempotency-Key across the retries', async () => {
+    const { calls, fetch } = scripted([json(429, { error: 'Rate limit exceeded' }, { 'retry-after': '0.3' }), json(200, { ok: true, memo_uuid: 'u' })]);
+    const client = new MemexClient({ baseUrl: 'https://memex.test/api/v1/', apiKey: 'mxp_k', fetch });
+    await expect(client.createMemo({ title: 't', content: 'c' })).resolves.toEqual({ ok: true, memo_uuid: 'u' });
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(290);
+    const keys = calls.map((c) => (c.init.headers as Record<string, string>)['idempotency-key']);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(calls[0]!.url).toBe('https://memex.test/api/v1/memo');
+    expect((calls[0]!.init.headers as Record<string, string>).authorization).toBe('Bearer mxp_k');
+  });
+
+  it('gives up on 503 after maxRetries with the API’s status and message', async () => {
+    const { calls, fetch } = scripted([0, 1, 2].map(() => json(503, { error: 'Service unavailable' })));
+    const client = new MemexClient({ baseUrl: 'https://memex.test', apiKey: 'k', fetch, maxRetries: 2, retryBaseMs: 1 });
+    const error = await client.getMemo('0191e9a0-0000-7000-8000-000000000000').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MemexApiError);
+    expect(error).toMatchObject({ status: 503, message: 'Service unavailable' });
+    expect(calls).toHaveLength(3);
+  });
+
+  it('does not retry other errors, and names id_type and an organization’s project in the URL', async () => {
+    const { calls, fetch } = scripted([json(404, { error: 'Memo not found' }, { 'x-request-id': 'r1' })]);
+    const client = new MemexClient({ baseUrl: 'https://memex.test', apiKey: 'mxo_t', projectId: 'p1', fetch });
+    const error = (await client.getMemo('ref/1', { idType: 'reference_id' }).catch((e: unknown) => e)) as MemexApiError;
+    expect(error).toMatchObject({ status: 404, message: 'Memo not found', requestId: 'r1' });
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.url).toBe('https://memex.test/api/v1/memo/ref%2F1?id_type=reference_id&project_id=p1');
+  });
+
+  it('puts an organization’s project in POST bodies of search', async () => {
+    const { calls, fetch } = scripted([json(200, { results: [] })]);
+    await new MemexClient({ baseUrl: 'https://memex.test', apiKey: 'mxo_t', projectId: 'p1', fetch }).search({ query: 'q', search_method: 'chunk_vector_search' });
+    expect(JSON.parse(calls[0]!.init.body as string)).toEqual({ query: 'q', search_method: 'chunk_vector_search', project_id: 'p1' });
+  });
+
+  it('reads Retry-After as seconds or as an HTTP date', () => {
+    expect(retryAfterMs('2')).toBe(2000);
+    expect(retryAfterMs(new Date(10_000).toUTCString(), 4_000)).toBe(6000);
+    expect(retryAfterMs('soon')).toBeUndefined();
+    expect(retryAfterMs(null)).toBeUndefined();
+  });
+
+  it('parses an event stream split anywhere, skipping comments', async () => {
+    const text = ': ping\n\ndata: {"type":"token","content":"Hel"}\r\n\r\ndata: {"type":"token",\ndata: "content":"lo"}\n\ndata: {"type":"done","chat_id":"c"}\n\n';
+    const bytes = new TextEncoder().encode(text);
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < bytes.length; i += 7) controller.enqueue(bytes.slice(i, i + 7));
+        controller.close();
+      },
+    });
+    const events: unknown[] = [];
+    for await (const event of parseEventStream(body)) events.push(event);
+    expect(events).toEqual([{ type: 'token', content: 'Hel' }, { type: 'token', content: 'lo' }, { type: 'done', chat_id: 'c' }]);
+  });
+});

@@ -1,0 +1,93 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { openApiDocument, type JsonSchema, type OpenApiDocument } from '@memex/gateway/openapi';
+import { OPERATIONS } from './operations';
+import type {
+  ChatBody,
+  ChatResponse,
+  CreateMemoBody,
+  GenerateBody,
+  Memo,
+  MemoHistory,
+  MemoHistoryEntry,
+  MemoListItem,
+  MemoStatus,
+  ProjectInfo,
+  SearchBody,
+  SearchResultItem,
+  UpdateMemoBody,
+} from './types';
+
+/** Every key of T, exactly: the compiler refuses a missing or an extra one. */
+const keysOf = <T>() => (keys: Record<keyof T, true>) => Object.keys(keys).sort();
+
+/** SDK types and the named schema (or operation body) they must match field for field. */
+const SHAPES: { schema: string; sdk: string[] }[] = [
+  { schema: 'CreateMemoBody', sdk: keysOf<CreateMemoBody>()({ title: true, content: true, metadata: true, reference_id: true, tags: true, source: true, type: true, expiration_date: true }) },
+  { schema: 'UpdateMemoBody', sdk: keysOf<UpdateMemoBody>()({ title: true, metadata: true, client_reference_id: true, source: true, type: true, expiration_date: true, content: true }) },
+  {
+    schema: 'Memo',
+    sdk: keysOf<Memo>()({
+      uuid: true, created_at: true, updated_at: true, title: true, content: true, summary: true, content_length: true, metadata: true,
+      client_reference_id: true, source: true, type: true, expiration_date: true, archived: true, pending: true, tags: true, chunks: true,
+      processing_error: true,
+    }),
+  },
+  { schema: 'SearchBody', sdk: keysOf<SearchBody>()({ rag_config: true, query: true, search_method: true, limit: true, filters: true, project_id: true }) },
+  {
+    schema: 'SearchResultItem',
+    sdk: keysOf<SearchResultItem>()({ memo_title: true, memo_uuid: true, chunk_uuid: true, chunk_content: true, memo_summary: true, distance: true, score: true }),
+  },
+  { schema: 'ChatBody', sdk: [...keysOf<ChatBody>()({ rag_config: true, query: true, system_prompt: true, filters: true, chat_id: true, project_id: true }), 'stream'].sort() },
+  { schema: 'ChatResponse', sdk: keysOf<ChatResponse>()({ references: true, ok: true, response: true, intermediate_steps: true, chat_id: true, citations: true }) },
+  { schema: 'GenerateBody', sdk: [...keysOf<GenerateBody>()({ rag_config: true, prompt: true, rules: true, filters: true, project_id: true }), 'stream'].sort() },
+  { schema: 'MemoStatusResponse', sdk: keysOf<MemoStatus>()({ memo_uuid: true, status: true, processing_started_at: true, processing_completed_at: true, error_reason: true }) },
+  { schema: 'MemoHistoryResponse', sdk: keysOf<MemoHistory>()({ memo_uuid: true, revisions: true }) },
+  {
+    schema: 'MemoHistoryEntry',
+    sdk: keysOf<MemoHistoryEntry>()({ version: true, event: true, at: true, actor: true, request_id: true, fields: true, content_revision: true, content_length: true }),
+  },
+  {
+    schema: 'MemoListItem',
+    sdk: keysOf<MemoListItem>()({
+      uuid: true, created_at: true, updated_at: true, title: true, summary: true, content_length: true, metadata: true, client_reference_id: true, processing_status: true,
+    }),
+  },
+  {
+    schema: 'ProjectInfo',
+    sdk: keysOf<ProjectInfo>()({ project_id: true, name: true, organization_id: true, created_at: true, rate_limit: true, embedding: true }),
+  },
+];
+
+function apiOperations(doc: OpenApiDocument): Map<string, { method: string; path: string }> {
+  const found = new Map<string, { method: string; path: string }>();
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    if (!path.startsWith('/api/')) continue;
+    for (const [method, operation] of Object.entries(methods)) {
+      found.set(operation.operationId ?? `${method} ${path} (no operationId)`, { method: method.toUpperCase(), path });
+    }
+  }
+  return found;
+}
+
+describe('the SDK against the gateway’s OpenAPI document', () => {
+  let doc: OpenApiDocument;
+  beforeAll(async () => {
+    doc = await openApiDocument();
+  });
+
+  it('has a method for every API operation, with its method and path, and no operation the API lacks', () => {
+    const api = apiOperations(doc);
+    for (const [id, route] of api) {
+      expect(OPERATIONS, `API operation ${id} (${route.method} ${route.path}) has no SDK method`).toHaveProperty(id);
+      expect(OPERATIONS[id as keyof typeof OPERATIONS]).toEqual(route);
+    }
+    expect(Object.keys(OPERATIONS).filter((id) => !api.has(id)), 'SDK methods without an API operation').toEqual([]);
+  });
+
+  it.each(SHAPES)('$schema: the SDK type has exactly the schema’s fields', ({ schema, sdk }) => {
+    const named: JsonSchema | undefined = doc.components.schemas[schema];
+    expect(named, `no component schema ${schema}`).toBeDefined();
+    const fields = Object.keys(named!.properties ?? {}).sort();
+    expect(fields).toEqual(sdk);
+  });
+});

@@ -1,0 +1,266 @@
+/**
+ * The API's JSON shapes, written out so the SDK has no runtime or build dependency on the server's
+ * contracts. `operations.unit.test.ts` holds these to the gateway's OpenAPI document.
+ */
+
+export type IdType = 'memo_uuid' | 'reference_id';
+export type SearchMethod = 'chunk_vector_search' | 'title_contains' | 'title_startswith';
+export type FilterOperator = 'eq' | 'neq' | 'contains' | 'startswith' | 'endswith' | 'in' | 'not_in';
+export type FilterType = 'native_field' | 'custom_metadata';
+
+export interface Filter {
+  field: string;
+  operator: FilterOperator;
+  value: string | string[];
+  filter_type: FilterType;
+}
+
+export interface Tag {
+  uuid: string;
+  tag: string;
+}
+
+export interface Chunk {
+  uuid: string;
+  chunk_content: string;
+  chunk_index: number;
+}
+
+export interface ProcessingError {
+  stage: string;
+  message: string;
+  revision: number;
+  at: string;
+}
+
+export interface Memo {
+  uuid: string;
+  created_at: string;
+  updated_at: string;
+  title: string;
+  content: string;
+  summary: string;
+  content_length: number;
+  metadata: Record<string, unknown>;
+  client_reference_id: string | null;
+  source: string | null;
+  type: string;
+  expiration_date: string | null;
+  archived: boolean;
+  pending: boolean;
+  tags: Tag[];
+  chunks: Chunk[];
+  processing_error: ProcessingError | null;
+}
+
+export interface CreateMemoBody {
+  title: string;
+  content: string;
+  metadata?: Record<string, unknown>;
+  reference_id?: string;
+  tags?: string[];
+  source?: string;
+  type?: string;
+  expiration_date?: string;
+}
+
+export interface CreateMemoResponse {
+  ok: true;
+  memo_uuid: string;
+}
+
+export interface UpdateMemoBody {
+  title?: string;
+  metadata?: Record<string, unknown>;
+  client_reference_id?: string | null;
+  source?: string | null;
+  type?: string;
+  expiration_date?: string | null;
+  content?: string;
+}
+
+export interface OkResponse {
+  ok: boolean;
+}
+
+export type ProcessingStatus = 'processing' | 'processed' | 'error';
+
+/** One row of the memo list (the documents issue's Skald-shaped list). */
+export interface MemoListItem {
+  uuid: string;
+  created_at: string;
+  updated_at: string;
+  title: string;
+  summary: string;
+  content_length: number;
+  metadata: Record<string, unknown>;
+  client_reference_id: string | null;
+  processing_status: ProcessingStatus;
+}
+
+export interface Page<T> {
+  results: T[];
+  count: number;
+  page: number;
+  page_size: number;
+  total_pages: number;
+}
+
+export type MemoListResponse = Page<MemoListItem>;
+
+export interface MemoStatus {
+  memo_uuid: string;
+  status: ProcessingStatus;
+  processing_started_at: string | null;
+  processing_completed_at: string | null;
+  error_reason: string | null;
+}
+
+export interface MemoHistoryEntry {
+  version: number;
+  event: string;
+  at: string;
+  actor: 'client' | 'extractor' | 'indexer' | 'agent' | 'expiry';
+  request_id: string | null;
+  fields: string[];
+  content_revision: number | null;
+  content_length: number | null;
+}
+
+export interface MemoHistory {
+  memo_uuid: string;
+  revisions: MemoHistoryEntry[];
+}
+
+/** Retrieval settings (`rag_config`, see the API's RagConfig / SearchRagConfig schemas); typed loosely for now. */
+export type RagConfig = Record<string, unknown>;
+
+/** A chunk an answer was given (with `rag_config.references.enabled`); see the API's Reference schema. */
+export type Reference = Record<string, unknown>;
+
+export interface SearchBody {
+  rag_config?: RagConfig;
+  query: string;
+  search_method: SearchMethod;
+  limit?: number;
+  filters?: Filter[];
+  project_id?: string;
+}
+
+export interface SearchResultItem {
+  memo_title: string;
+  memo_uuid: string;
+  chunk_uuid: string | null;
+  chunk_content: string | null;
+  memo_summary: string;
+  /** 1 − relevance for chunk_vector_search (lower is closer); null for title searches. */
+  distance: number | null;
+  /** The fused relevance (1 − distance) and its parts, when the server reports them. */
+  score?: { relevance: number; lexical: number; dense: number } | null;
+}
+
+export interface SearchResponse {
+  results: SearchResultItem[];
+}
+
+export interface Citation {
+  index: number;
+  memo_uuid: string;
+  memo_title: string;
+  chunk_uuid: string;
+}
+
+export interface IntermediateStep {
+  tool: string;
+  input: { query: string; limit: number };
+  results: { memo_uuid: string; chunk_uuid: string; distance: number }[];
+}
+
+export interface ChatBody {
+  query: string;
+  system_prompt?: string;
+  filters?: Filter[];
+  chat_id?: string;
+  project_id?: string;
+  rag_config?: RagConfig;
+}
+
+export interface ChatResponse {
+  ok: boolean;
+  response: string;
+  intermediate_steps: IntermediateStep[];
+  chat_id: string;
+  citations: Citation[];
+  references?: Reference[];
+}
+
+export interface GenerateBody {
+  rag_config?: RagConfig;
+  prompt: string;
+  rules?: string;
+  filters?: Filter[];
+  project_id?: string;
+}
+
+export interface GenerateResponse {
+  ok: boolean;
+  response: string;
+  intermediate_steps: IntermediateStep[];
+  citations: Citation[];
+  references?: Reference[];
+}
+
+/** One event of a streamed chat or generate answer. */
+export type StreamEvent =
+  | { type: 'token'; content: string }
+  | { type: 'citations'; citations: Citation[] }
+  | { type: 'references'; references: Reference[] }
+  | { type: 'error'; content: string }
+  | { type: 'done'; chat_id?: string };
+
+export interface ChatListItem {
+  uuid: string;
+  created_at: string;
+  title: string;
+  message_count: number;
+  last_message_at: string;
+}
+
+export type ChatListResponse = Page<ChatListItem>;
+
+export interface Message {
+  uuid: string;
+  content: string;
+  sent_by: 'user' | 'model';
+  sent_at: string;
+  client_system_prompt: string | null;
+}
+
+export interface Chat {
+  uuid: string;
+  created_at: string;
+  messages: Message[];
+}
+
+export interface ProjectInfo {
+  project_id: string;
+  name: string;
+  organization_id: string;
+  created_at: string;
+  rate_limit: { limit: number; window_ms: number; remaining: number; reset_s: number } | null;
+  embedding: {
+    active_model: string | null;
+    reindex: { model: string; requested_at: string; replayed: number | null; total: number | null; started: boolean } | null;
+  };
+}
+
+export interface RotatedKey {
+  project_id: string;
+  api_key: string;
+}
+
+export interface DownloadedFile {
+  bytes: Uint8Array;
+  content_type: string;
+  filename: string | null;
+}
