@@ -16,6 +16,8 @@ ARG SERVICE
 COPY --from=prune /out /app
 ENV MEMEX_SERVICE=${SERVICE}
 USER 10001:10001
-EXPOSE 8443
+# No EXPOSE: only the gateway listens (8443, and 9090 for health with MEMEX_HEALTH_PORT); podman's
+# Docker API reports an exposed but unpublished port as an unbound binding, which testcontainers
+# waits on forever.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 CMD memex-health "$MEMEX_SERVICE" ready
 CMD ["sh", "-c", "exec node --enable-source-maps /app/dist/$MEMEX_SERVICE.mjs"]

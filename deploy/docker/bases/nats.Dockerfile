@@ -10,6 +10,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && mkdir -p /data && chown 10001:10001 /data
 USER 10001:10001
-EXPOSE 4222 6222 8222
+# Ports: 4222 clients, 6222 routes, 8222 monitoring. Not EXPOSEd: podman's Docker API reports an
+# exposed but unpublished port as an unbound binding, and testcontainers then waits for it forever.
 ENTRYPOINT ["nats-server"]
 CMD ["--jetstream", "--store_dir=/data", "--http_port=8222"]
