@@ -103,7 +103,7 @@ describeWithDocker('NATS JetStream in containers', () => {
     beforeAll(async () => {
       network = await new Network().start();
       const routes = [0, 1, 2].map((i) => `nats://nats-${i}:6222`).join(',');
-      const started = await Promise.all(
+      const settled = await Promise.allSettled(
         [0, 1, 2].map((i) =>
           new GenericContainer(clusterImage)
             .withNetwork(network)
@@ -126,7 +126,10 @@ describeWithDocker('NATS JetStream in containers', () => {
             .start(),
         ),
       );
-      servers.push(...started);
+      // Keep what did start, so afterAll stops it even when another server failed.
+      for (const r of settled) if (r.status === 'fulfilled') servers.push(r.value);
+      const failed = settled.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
       const url = servers.map(natsUrl).join(',');
       memex = await startMemexServices({ NATS_URL: url, MEMEX_NATS_REPLICAS: '3' });
       nc = await connectNats({ url, name: 'containers-test' });
