@@ -11,7 +11,7 @@
 import { parseArgs } from 'node:util';
 import { Subjects, type IndexSearchReply, type IndexSearchRequest, type Memo, type SearchResultItem } from '@memex/contracts';
 import { connectNats, query } from '@memex/runtime';
-import { fuseScores, reciprocalRankFusion, truncateAtWord } from '@memex/text';
+import { STOPWORDS, analyze, fuseScores, reciprocalRankFusion, tokenize, truncateAtWord } from '@memex/text';
 import { httpsJson } from '../test/support/https';
 import { runTs } from '../test/support/processes';
 import { startProcessStack } from '../test/support/processStack';
@@ -20,6 +20,25 @@ import { pool, printTable } from './support/stats';
 
 const { values } = parseArgs({ options: { collections: { type: 'string', default: 'cranfield,vaswani' } } });
 const CANDIDATES = 100;
+const PRF_DOCS = Number(process.env.PRF_DOCS ?? 3);
+const PRF_TERMS = Number(process.env.PRF_TERMS ?? 8);
+const TITLE_BOOSTS = (process.env.TITLE_BOOSTS ?? '0.05,0.15').split(',').map(Number);
+
+/** Words (not stopwords, not already asked) found in most of the feedback passages, then most often. */
+function feedbackTerms(queryText: string, passages: string[]): string[] {
+  const asked = new Set(analyze(queryText));
+  const docs = new Map<string, number>();
+  const total = new Map<string, number>();
+  for (const passage of passages) {
+    const words = tokenize(passage).filter((w) => w.length > 2 && !STOPWORDS.has(w) && !/^\d+$/.test(w) && !asked.has(analyze(w)[0] ?? w));
+    for (const w of new Set(words)) docs.set(w, (docs.get(w) ?? 0) + 1);
+    for (const w of words) total.set(w, (total.get(w) ?? 0) + 1);
+  }
+  return [...docs.keys()]
+    .filter((w) => docs.get(w)! >= Math.min(2, passages.length))
+    .sort((a, b) => docs.get(b)! - docs.get(a)! || total.get(b)! - total.get(a)! || a.localeCompare(b))
+    .slice(0, PRF_TERMS);
+}
 
 const stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0' });
 const nc = await connectNats({ url: stack.natsUrl, name: 'quality-bench' });
@@ -68,6 +87,19 @@ try {
       const api = await call<{ results: SearchResultItem[] }>('POST', '/api/v1/search', { query: q.text, search_method: 'chunk_vector_search', limit: 50 });
       if (api.status !== 200) throw new Error(`search: ${api.status} ${api.text}`);
       add('fused (the API default)', docRanking(api.body.results, (h) => docOfMemo.get(h.memo_uuid)), relevant);
+      // Title weighting, fusion side: a candidate whose memo title holds the query's terms moves up.
+      const asked = new Set(analyze(q.text));
+      for (const beta of TITLE_BOOSTS) {
+        const boosted = api.body.results
+          .map((h) => {
+            const title = new Set(analyze(h.memo_title));
+            const shared = asked.size === 0 ? 0 : [...asked].filter((t) => title.has(t)).length / asked.size;
+            return { h, score: 1 - (h.distance ?? 1) + beta * shared };
+          })
+          .sort((a, b) => b.score - a.score)
+          .map((x) => x.h);
+        add(`fused + title boost ${beta} (experiment)`, docRanking(boosted, (h) => docOfMemo.get(h.memo_uuid)), relevant);
+      }
 
       const one = (ranking: 'lexical' | 'dense') =>
         query<IndexSearchRequest, IndexSearchReply>(nc, Subjects.query.indexSearch, { projectId, query: q.text, filters: [], limit: CANDIDATES, ranking });
@@ -79,6 +111,13 @@ try {
       const byChunk = (items: { id: string }[]) => docRanking(items, (i) => docOfMemo.get(memoOfChunk.get(i.id)!));
       add('min-max 0.7/0.3 (alternative)', byChunk(fuseScores(lists, [0.7, 0.3])), relevant);
       add('reciprocal rank, k 60 (alternative)', byChunk(reciprocalRankFusion(lists.map((l) => l.map((i) => ({ id: i.id }))), 60)), relevant);
+      // Pseudo-relevance feedback, query side only: the query plus the words its top BM25 passages share.
+      const expanded = `${q.text} ${feedbackTerms(q.text, lexical.hits.slice(0, PRF_DOCS).map((h) => h.content)).join(' ')}`;
+      const prf = (ranking: 'lexical' | 'hybrid') =>
+        query<IndexSearchRequest, IndexSearchReply>(nc, Subjects.query.indexSearch, { projectId, query: expanded, filters: [], limit: CANDIDATES, ranking });
+      const [prfLexical, prfFused] = await Promise.all([prf('lexical'), prf('hybrid')]);
+      add(`BM25 + PRF, ${PRF_DOCS} docs ${PRF_TERMS} terms (experiment)`, docRanking(prfLexical.hits, (h) => docOfMemo.get(h.memoId)), relevant);
+      add(`fused + PRF, ${PRF_DOCS} docs ${PRF_TERMS} terms (experiment)`, docRanking(prfFused.hits, (h) => docOfMemo.get(h.memoId)), relevant);
     }
     const searchSeconds = (Date.now() - searchStarted) / 1000;
     printTable(

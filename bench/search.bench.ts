@@ -1,31 +1,59 @@
 /**
- * chunk_vector_search at 100k chunks on the embedded index: p50/p99 latency and QPS of the whole
- * search (query embedding, BM25 and dense rankings within the project and filters, fusion), with
- * and without a selective filter (2% of the memos), beside an exact brute-force dense scan over the
- * same vectors in the same run.
+ * chunk_vector_search on the embedded index, two parts in one run:
  *
- *   node --expose-gc --import tsx bench/search.bench.ts [--chunks 100000] [--queries 300]
- * (--expose-gc adds the index's memory to the figures)
+ * 1. Real text, `--chunks` (100k) chunks of Vaswani sentences, the offline 100-d model, through
+ *    EmbeddedSearchIndex (SQLite + memory): p50/p99 latency and QPS of the whole search (query
+ *    embedding, BM25 and dense rankings within the project and filters, fusion), with and without a
+ *    selective filter (2% of the memos), each ranking alone, BM25 exhaustive vs MaxScore, dense
+ *    recall@10 against an exact float scan, memory per chunk after a restart, and the anchors of
+ *    ../shared/MEASURED.md measured beside them: a plain JS exact scan and usearch's exactSearch.
+ * 2. Synthetic clustered vectors, `--synthetic` (1M) chunks of `--dim` (384) dimensions, one
+ *    project, the index's in-memory side (ModelMemory; the full-precision vectors for the final
+ *    rescoring held outside it in one array, where the real index reads them from SQLite): build
+ *    time, memory per chunk, dense p50/p99/QPS, recall@10 against exact, beside usearch exactSearch over the same float vectors. `--synthetic 0` skips it.
+ *
+ *   node --expose-gc --import tsx bench/search.bench.ts [--chunks 100000] [--queries 300] [--synthetic 1000000] [--dim 384]
+ * (--expose-gc makes the memory figures meaningful)
  */
 import { randomUUID } from 'node:crypto';
+import usearch from 'usearch';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Filter } from '@memex/contracts';
 import { chunkId, silentLogger } from '@memex/runtime';
 import { seededRandom, tempDir } from '@memex/testing';
-import { termFrequencies } from '@memex/text';
+import { encodeQuery, termFrequencies } from '@memex/text';
 import { loadEmbedder } from '../services/indexer/src/embedding/embedder';
 import { hybridSearch } from '../services/indexer/src/search/hybrid';
 import { EmbeddedSearchIndex } from '../services/indexer/src/searchIndex/embedded';
 import { ModelSet } from '../services/indexer/src/state/models';
 import { TopK } from '../services/indexer/src/searchIndex/topK';
+import { CatalogMemory, DEFAULT_DENSE_OPTIONS, ModelMemory } from '../services/indexer/src/searchIndex/memory';
 import { REPO_ROOT } from '../test/support/paths';
 import { percentile, printTable } from './support/stats';
 
-const { values } = parseArgs({ options: { chunks: { type: 'string', default: '100000' }, queries: { type: 'string', default: '300' } } });
+const { values } = parseArgs({
+  options: {
+    chunks: { type: 'string', default: '100000' },
+    queries: { type: 'string', default: '300' },
+    synthetic: { type: 'string', default: '1000000' },
+    dim: { type: 'string', default: '384' },
+    'ann-min': { type: 'string', default: String(DEFAULT_DENSE_OPTIONS.annMinChunks) },
+  },
+});
 const CHUNKS = Number(values.chunks);
 const QUERIES = Number(values.queries);
+const SYNTHETIC = Number(values.synthetic);
+const SYNTHETIC_DIM = Number(values.dim);
+const gc = (globalThis as { gc?: () => void }).gc;
+/** Resident memory (JS heap, buffers and native allocations such as usearch's graph). */
+function rss(): number {
+  gc?.();
+  gc?.();
+  return process.memoryUsage().rss;
+}
+const { exactSearch, MetricKind } = usearch;
 const CHUNKS_PER_MEMO = 10;
 const TEAMS = 50;
 const MODEL = 'memex-glove-100d';
@@ -41,7 +69,8 @@ const queries = [
 ].map((l) => (JSON.parse(l) as { text: string }).text);
 
 const dir = tempDir('memex-search-bench-');
-const index = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'));
+const dense = { annMinChunks: Number(values['ann-min']) };
+const index = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'), { dense });
 const embedder = await loadEmbedder({ model: MODEL, modelsDir: path.join(REPO_ROOT, 'models'), allowRemote: false });
 await index.openModel(MODEL, embedder.dimension);
 const models = new ModelSet(async () => embedder, index, silentLogger());
@@ -50,6 +79,7 @@ await models.apply({ activeModel: MODEL });
 const random = seededRandom(7);
 const projectId = randomUUID();
 const allVectors = new Float32Array(CHUNKS * embedder.dimension);
+const chunkIds: string[] = [];
 let built = 0;
 const buildStarted = Date.now();
 for (let m = 0; built < CHUNKS; m++) {
@@ -83,6 +113,7 @@ for (let m = 0; built < CHUNKS; m++) {
     { memoId, projectId, revision: 1 },
     texts.map((content, i) => {
       allVectors.set(dense[i]!, (built + i) * embedder.dimension);
+      chunkIds.push(chunkId(memoId, 1, i));
       return { chunkId: chunkId(memoId, 1, i), index: i, content, dense: dense[i]!, terms: termFrequencies(content) };
     }),
   );
@@ -104,45 +135,140 @@ function bruteForce(query: Float32Array): number[] {
   return top.sorted().map((t) => t.item);
 }
 
-async function measure(label: string, run: (q: string) => Promise<unknown>): Promise<[string, string]> {
-  for (const q of queries.slice(0, 20)) await run(q); // warm-up
+async function measureOver<Q>(label: string, inputs: readonly Q[], count: number, run: (q: Q) => unknown): Promise<[string, string]> {
+  for (const q of inputs.slice(0, 20)) await run(q); // warm-up
   const latencies: number[] = [];
   const started = performance.now();
-  for (let i = 0; i < QUERIES; i++) {
+  for (let i = 0; i < count; i++) {
     const t = performance.now();
-    await run(queries[i % queries.length]!);
+    await run(inputs[i % inputs.length]!);
     latencies.push(performance.now() - t);
   }
-  const qps = QUERIES / ((performance.now() - started) / 1000);
+  const qps = count / ((performance.now() - started) / 1000);
   return [label, `p50 ${percentile(latencies, 50).toFixed(2)} ms   p99 ${percentile(latencies, 99).toFixed(2)} ms   ${qps.toFixed(0)} QPS`];
+}
+const measure = (label: string, run: (q: string) => unknown) => measureOver(label, queries, QUERIES, run);
+const queryVectors = await embedder.embed(queries, 'query');
+const queryTerms = queries.map((q) => encodeQuery(q));
+const inside = index.modelMemory(MODEL)!;
+const eligibleAll = () => inside.catalog.eligible(projectId, []);
+
+/** Dense recall@10 of the index against the exact float scan, over every query. */
+function denseRecall(): number {
+  let hit = 0;
+  let total = 0;
+  for (const v of queryVectors) {
+    if (!v.some((x) => x !== 0)) continue;
+    const truth = new Set(bruteForce(v).map((i) => chunkIds[i]!));
+    const found = inside.memory.searchDense(v, eligibleAll(), 10, inside.catalog, projectId);
+    hit += found.filter((h) => truth.has(h.chunkId)).length;
+    total += truth.size;
+  }
+  return hit / total;
 }
 
 const selective: Filter[] = [{ field: 'team', operator: 'eq', value: 'team-7', filter_type: 'custom_metadata' }];
 const options = { lexicalWeight: 0.85, candidates: 100 };
-const rows = [
+const rows: [string, string][] = [
   await measure('hybrid search, no filter', (q) => hybridSearch(index, models, { projectId, query: q, filters: [], limit: 10 }, options)),
   await measure(`hybrid search, filter selecting 1/${TEAMS} of memos`, (q) =>
     hybridSearch(index, models, { projectId, query: q, filters: selective, limit: 10 }, options),
   ),
   await measure('dense ranking only, no filter', (q) => hybridSearch(index, models, { projectId, query: q, filters: [], limit: 10, ranking: 'dense' }, options)),
-  await measure('exact brute-force dense scan (plain loop)', async (q) => bruteForce((await embedder.embed([q], 'query'))[0]!)),
+  await measureOver(`dense candidates alone (top ${options.candidates}, ${inside.memory.hasGraph(projectId) ? 'HNSW' : 'exact scan'} + rescoring)`, queryVectors, QUERIES, (v) =>
+    inside.memory.searchDense(v, eligibleAll(), options.candidates, inside.catalog, projectId),
+  ),
+  await measureOver(`BM25 candidates alone (top ${options.candidates}, MaxScore)`, queryTerms, QUERIES, (t) =>
+    inside.memory.searchSparse(t, projectId, eligibleAll(), options.candidates, inside.catalog),
+  ),
+  await measureOver(`BM25 candidates, every posting scored (before)`, queryTerms, QUERIES, (t) =>
+    inside.memory.searchSparseExhaustive(t, projectId, eligibleAll(), options.candidates, inside.catalog),
+  ),
+  ['dense recall@10 vs exact float scan', denseRecall().toFixed(4)],
+  await measure('anchor: exact dense scan, plain JS loop', async (q) => bruteForce((await embedder.embed([q], 'query'))[0]!)),
+  await measureOver('anchor: usearch exactSearch (SIMD), top 10', queryVectors, Math.min(QUERIES, 100), (v) =>
+    exactSearch(allVectors, v.slice(), embedder.dimension, 10, MetricKind.IP),
+  ),
   await measure('query embedding alone', (q) => embedder.embed([q], 'query')),
 ];
 await index.close();
-const gc = (globalThis as { gc?: () => void }).gc;
-gc?.();
-const heapBefore = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+const heapBefore = rss();
 // A restart: how long until the embedded index serves again (it loads the catalog and vectors).
 const reopenStarted = performance.now();
-const reopened = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'));
+const reopened = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'), { dense });
 await reopened.openModel(MODEL, embedder.dimension);
 const reopenMs = performance.now() - reopenStarted;
 const found = await reopened.countChunks(MODEL, projectId);
-gc?.();
-const heapAfter = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
-rows.push(['restart: reopen and load the index', `${(reopenMs / 1000).toFixed(2)} s for ${found} chunks`]);
-if (gc) rows.push(['memory of the loaded index (heap + buffers)', `${((heapAfter - heapBefore) / 2 ** 20).toFixed(0)} MiB, ${((heapAfter - heapBefore) / found).toFixed(0)} bytes per chunk`]);
+const heapAfter = rss();
+rows.push(['restart: reopen and load the index (graph rebuilt)', `${(reopenMs / 1000).toFixed(2)} s for ${found} chunks`]);
+rows.push([
+  'memory of the loaded index (RSS growth: heap, buffers, graph)',
+  `${((heapAfter - heapBefore) / 2 ** 20).toFixed(0)} MiB, ${((heapAfter - heapBefore) / found).toFixed(0)} bytes per chunk (chunk text included)${gc ? '' : ' (run with --expose-gc)'}`,
+]);
 printTable(`search over ${built} chunks, embedded index, top 10, sequential queries on one core`, rows);
 await embedder.dispose();
 await reopened.close();
 dir.remove();
+
+if (SYNTHETIC > 0) await synthetic(SYNTHETIC, SYNTHETIC_DIM);
+
+/** Part 2: clustered synthetic vectors (recall on random vectors means nothing). */
+async function synthetic(n: number, dim: number): Promise<void> {
+  const random = seededRandom(11);
+  const gaussian = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  const centres = Array.from({ length: 1000 }, () => Float32Array.from({ length: dim }, gaussian));
+  const vector = (centre: Float32Array) => {
+    const v = Float32Array.from(centre, (c) => c + 0.6 * gaussian());
+    const norm = Math.hypot(...v);
+    return v.map((x) => x / norm);
+  };
+  const floats = new Float32Array(n * dim); // full precision, outside the index: SQLite's role
+  const ids: string[] = [];
+  const catalog = new CatalogMemory();
+  const project = 'synthetic';
+  const before = rss() + floats.byteLength; // the float store is committed as it is written
+  const memory = new ModelMemory(dim, 1024, { fullVector: (id) => floats.slice(Number(id.slice(2)) * dim, (Number(id.slice(2)) + 1) * dim) });
+  memory.beginBulkLoad();
+  const started = performance.now();
+  const perMemo = 10;
+  for (let i = 0; i < n; i += perMemo) {
+    const memoId = `memo-${i / perMemo}`;
+    catalog.set({
+      memoId,
+      projectId: project,
+      version: 1,
+      memo: { projectId: project, memoId, revision: 1, title: memoId, summary: '', source: null, clientReferenceId: null, memoType: 'text', tags: [], metadata: {}, archived: false, expirationDate: null },
+    });
+    for (let c = 0; c < perMemo && i + c < n; c++) {
+      const v = vector(centres[Math.floor(random() * centres.length)]!);
+      floats.set(v, (i + c) * dim);
+      const id = `c:${i + c}`;
+      ids.push(id);
+      memory.add({ chunkId: id, memoId, projectId: project, revision: 1, index: c, content: '' }, v, { indices: [], values: [], length: 0 });
+    }
+  }
+  const filled = performance.now();
+  memory.endBulkLoad();
+  const builtAt = performance.now();
+  const bytes = rss() - before;
+  const eligible = catalog.eligible(project, []);
+  const probes = Array.from({ length: 200 }, () => vector(centres[Math.floor(random() * centres.length)]!));
+  const out: [string, string][] = [
+    ['build: quantize and store / HNSW graph (2 threads)', `${((filled - started) / 1000).toFixed(1)} s / ${((builtAt - filled) / 1000).toFixed(1)} s`],
+    ['memory per chunk (RSS growth: int8 codes, graph, ids)', `${(bytes / n).toFixed(0)} bytes${gc ? '' : ' (run with --expose-gc)'}`],
+    await measureOver(`dense top 10 (${memory.hasGraph(project) ? 'HNSW' : 'exact scan'} + rescoring)`, probes, QUERIES, (v) => memory.searchDense(v, eligible, 10, catalog, project)),
+    await measureOver('dense top 100 (as hybrid search asks)', probes, QUERIES, (v) => memory.searchDense(v, eligible, 100, catalog, project)),
+  ];
+  let hit = 0;
+  const exactStarted = performance.now();
+  const recallProbes = probes.slice(0, 50);
+  for (const v of recallProbes) {
+    const { keys } = exactSearch(floats, v.slice(), dim, 10, MetricKind.IP, 0);
+    const truth = new Set(Array.from(keys, (k) => ids[Number(k)]!));
+    hit += memory.searchDense(v, eligible, 10, catalog, project).filter((h) => truth.has(h.chunkId)).length;
+  }
+  const exactMs = (performance.now() - exactStarted) / recallProbes.length;
+  out.push(['dense recall@10 vs exact', (hit / (10 * recallProbes.length)).toFixed(4)]);
+  out.push(['anchor: usearch exactSearch over the float vectors (all threads)', `${exactMs.toFixed(1)} ms per query (MEASURED.md: 44-62 ms at 1M x 384)`]);
+  printTable(`synthetic: ${n} chunks x ${dim}-d clustered vectors, one project, the index's memory side`, out);
+}

@@ -3,22 +3,29 @@
  *
  *   pnpm start [--scale gateway=2,indexer=2,agent=2,memo=1] [--no-restart]
  *
- * Uses NATS at NATS_URL (default nats://127.0.0.1:4222). If none answers there and `nats-server` is
- * on PATH, starts one with JetStream, its store under MEMEX_DATA_DIR/nats. Extra gateway instances
- * listen on MEMEX_PORT+1, +2, ... Ctrl-C stops everything; a service that dies is restarted (unless
- * --no-restart: then its work is left to the other instances, as when a machine is lost).
+ * NATS: without NATS_URL, starts its own nats-server with JetStream, its store in MEMEX_DATA_DIR/nats,
+ * on MEMEX_NATS_PORT (default 4222, or a free port when 4222 is taken), and writes its URL to
+ * MEMEX_DATA_DIR/nats.url for the `memex` CLI. With NATS_URL, uses that server (and starts one there
+ * only if the address is local and nothing answers). A nats-server this script started is supervised:
+ * when it dies it is restarted with backoff on the same port and store, and the services reconnect.
+ *
+ * Extra gateway instances listen on MEMEX_PORT+1, +2, ... Ctrl-C stops everything and exits 0; a
+ * service that dies is restarted (unless --no-restart: then its work is left to the other instances,
+ * as when a machine is lost). Files made under the data dir are private to the user (umask 077).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { connect } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { connect, createServer } from 'node:net';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 type Service = 'memo' | 'indexer' | 'agent' | 'gateway';
 const SERVICES: Service[] = ['memo', 'indexer', 'agent', 'gateway'];
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** Where `pnpm start` writes the URL of the nats-server it started; the CLI reads it. */
+export const NATS_URL_FILE = 'nats.url';
 
 function log(message: string): void {
   console.error(`[memex] ${message}`);
@@ -37,6 +44,11 @@ export function parseScale(spec: string | undefined): Record<Service, number> {
   return scale;
 }
 
+/** Restart delay after the n-th quick failure in a row: 250 ms doubling, at most 10 s. */
+export function natsRestartDelay(failures: number): number {
+  return Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
+}
+
 function reachable(host: string, port: number, timeoutMs = 1_000): Promise<boolean> {
   return new Promise((resolvePromise) => {
     const socket = connect({ host, port });
@@ -50,64 +62,210 @@ function reachable(host: string, port: number, timeoutMs = 1_000): Promise<boole
   });
 }
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+function freePort(host: string): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, host, () => {
+      const address = srv.address();
+      srv.close(() => (typeof address === 'object' && address ? resolvePromise(address.port) : reject(new Error('no free port'))));
+    });
+  });
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, intervalMs = 200): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
   return false;
 }
 
 function readyz(port: number): Promise<boolean> {
   return new Promise((resolvePromise) => {
-    const req = request({ host: '127.0.0.1', port, path: '/readyz', rejectUnauthorized: false, timeout: 2_000 }, (res) => {
-      res.resume();
-      resolvePromise(res.statusCode === 200);
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path: '/readyz', rejectUnauthorized: false, timeout: 2_000 },
+      (res) => {
+        res.resume();
+        resolvePromise(res.statusCode === 200);
+      },
+    );
     req.on('error', () => resolvePromise(false));
     req.on('timeout', () => req.destroy());
     req.end();
   });
 }
 
+/** A path under the working directory relative to it, any other absolute. */
+function shortPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') ? rel : path;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A nats-server left running on this store by an earlier run that was killed outright (its pid file
+ * says so): stopped, so two servers never share one store.
+ */
+async function stopLeftoverNats(pidFile: string, storeDir: string): Promise<void> {
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 0 || !processAlive(pid)) return;
+  let cmdline = '';
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return;
+  }
+  if (!cmdline.includes('nats-server') || !cmdline.includes(storeDir)) return;
+  log(`stopping the nats-server (pid ${pid}) an earlier run left on ${storeDir}`);
+  process.kill(pid, 'SIGTERM');
+  if (!(await waitFor(async () => !processAlive(pid), 10_000, 100))) process.kill(pid, 'SIGKILL');
+}
+
+interface NatsChoice {
+  url: string;
+  /** Set when this script runs the server: where, and its store. */
+  own?: { host: string; port: number; storeDir: string };
+}
+
+async function chooseNats(dataDir: string): Promise<NatsChoice> {
+  const storeDir = join(dataDir, 'nats');
+  const given = process.env.NATS_URL;
+  if (given) {
+    const first = new URL(given.split(',')[0]!.trim());
+    const host = first.hostname || '127.0.0.1';
+    const port = Number(first.port || 4222);
+    if (await reachable(host, port)) return { url: given };
+    if (!['127.0.0.1', 'localhost', '::1'].includes(host)) throw new Error(`no NATS server answers at ${given}`);
+    return { url: given, own: { host: host === 'localhost' ? '127.0.0.1' : host, port, storeDir } };
+  }
+  const host = '127.0.0.1';
+  const wanted = process.env.MEMEX_NATS_PORT ? Number(process.env.MEMEX_NATS_PORT) : undefined;
+  if (wanted !== undefined && !(Number.isInteger(wanted) && wanted > 0 && wanted < 65536)) {
+    throw new Error(`MEMEX_NATS_PORT must be a port number, got "${process.env.MEMEX_NATS_PORT}"`);
+  }
+  let port = wanted ?? 4222;
+  if (await reachable(host, port)) {
+    if (wanted !== undefined) throw new Error(`MEMEX_NATS_PORT ${wanted} is taken; free it or choose another`);
+    // Something else (another NATS, another stack) has 4222: never join it, take a free port.
+    port = await freePort(host);
+  }
+  return { url: `nats://${host}:${port}`, own: { host, port, storeDir } };
+}
+
+/**
+ * Runs nats-server and restarts it when it dies: 250 ms, then doubling up to 10 s while it keeps
+ * failing fast; a run that lasted a minute resets the backoff. Its own process group, so a Ctrl-C in
+ * the terminal reaches this script, which stops the services before NATS.
+ */
+class NatsSupervisor {
+  private child: ChildProcess | undefined;
+  private stopping = false;
+  private failures = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+  readonly pidFile: string;
+  readonly logFile: string;
+
+  constructor(private readonly own: NonNullable<NatsChoice['own']>) {
+    this.pidFile = join(own.storeDir, 'nats-server.pid');
+    this.logFile = join(own.storeDir, 'nats-server.log');
+  }
+
+  async start(): Promise<void> {
+    this.spawn();
+    if (!(await waitFor(() => reachable(this.own.host, this.own.port), 10_000, 50))) {
+      throw new Error(`nats-server did not start on ${this.own.host}:${this.own.port}; see ${this.logFile}`);
+    }
+  }
+
+  private spawn(): void {
+    const { host, port, storeDir } = this.own;
+    const child = spawn('nats-server', ['-a', host, '-p', String(port), '-js', '-sd', storeDir, '-l', this.logFile, '-P', this.pidFile], {
+      stdio: 'ignore',
+      detached: true,
+    });
+    this.child = child;
+    const startedAt = Date.now();
+    child.once('error', (error) => log(`nats-server could not run: ${error.message}`));
+    child.once('exit', (code, signal) => {
+      if (this.stopping) return;
+      this.failures = Date.now() - startedAt > 60_000 ? 0 : this.failures + 1;
+      const delay = natsRestartDelay(this.failures - 1);
+      log(`nats-server exited (${signal ?? `code ${code}`}); restarting it in ${delay} ms (see ${this.logFile})`);
+      this.restartTimer = setTimeout(() => {
+        if (this.stopping) return;
+        this.spawn();
+        const restarted = this.child;
+        void waitFor(() => reachable(host, port), 10_000, 50).then((up) => {
+          if (up && this.child === restarted) log(`nats-server is back on ${host}:${port} (pid ${restarted?.pid})`);
+        });
+      }, delay);
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+let nats: NatsSupervisor | undefined;
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { scale: { type: 'string' }, 'no-restart': { type: 'boolean' } }, allowPositionals: false });
   const restart = !values['no-restart'];
   const scale = parseScale(values.scale);
+  // Everything the stack writes under the data dir is the user's alone: keys, memos, the NATS store.
+  process.umask(0o077);
   const dataDir = resolve(process.env.MEMEX_DATA_DIR || join(ROOT, 'data'));
   const port = Number(process.env.MEMEX_PORT || 8443);
-  const natsUrl = process.env.NATS_URL || 'nats://127.0.0.1:4222';
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
 
   const children = new Set<ChildProcess>();
   let stopping = false;
-  let natsServer: ChildProcess | undefined;
 
-  const first = new URL(natsUrl.split(',')[0]!.trim());
-  const natsHost = first.hostname || '127.0.0.1';
-  const natsPort = Number(first.port || 4222);
-  if (!(await reachable(natsHost, natsPort))) {
-    const local = ['127.0.0.1', 'localhost', '::1'].includes(natsHost);
-    if (!local || spawnSync('nats-server', ['--version'], { stdio: 'ignore' }).status !== 0) {
-      throw new Error(`no NATS server answers at ${natsUrl}, and there is no nats-server on PATH to start one`);
+  const choice = await chooseNats(dataDir);
+  const urlFile = join(dataDir, NATS_URL_FILE);
+  if (choice.own) {
+    if (spawnSync('nats-server', ['--version'], { stdio: 'ignore' }).status !== 0) {
+      throw new Error(`no nats-server on PATH to start (install it, e.g. apt-get install nats-server, or set NATS_URL)`);
     }
-    const storeDir = join(dataDir, 'nats');
-    mkdirSync(storeDir, { recursive: true });
-    log(`starting nats-server on ${natsHost}:${natsPort} (JetStream store ${storeDir})`);
-    const natsLog = join(storeDir, 'nats-server.log');
-    natsServer = spawn(
-      'nats-server',
-      ['-a', natsHost === 'localhost' ? '127.0.0.1' : natsHost, '-p', String(natsPort), '-js', '-sd', storeDir, '-l', natsLog],
-      { stdio: 'ignore' },
-    );
-    log(`nats-server logs to ${natsLog}`);
-    if (!(await waitFor(() => reachable(natsHost, natsPort), 10_000))) throw new Error('nats-server did not start');
+    mkdirSync(choice.own.storeDir, { recursive: true, mode: 0o700 });
+    chmodSync(choice.own.storeDir, 0o700);
+    nats = new NatsSupervisor(choice.own);
+    await stopLeftoverNats(nats.pidFile, choice.own.storeDir);
+    log(`starting nats-server on ${choice.own.host}:${choice.own.port} (JetStream store ${choice.own.storeDir}; log ${nats.logFile})`);
+    await nats.start();
+    writeFileSync(urlFile, `${choice.url}\n`, { mode: 0o600 });
+  } else {
+    // The CLI must not find a URL of a server this run does not use.
+    rmSync(urlFile, { force: true });
   }
+  const natsLine = choice.own
+    ? `NATS ${choice.url} (started by memex, store ${shortPath(choice.own.storeDir)})`
+    : `NATS ${choice.url} (from NATS_URL)`;
 
   const env = {
     ...process.env,
-    NATS_URL: natsUrl,
+    NATS_URL: choice.url,
     MEMEX_DATA_DIR: dataDir,
     MEMEX_MODELS_DIR: process.env.MEMEX_MODELS_DIR || join(ROOT, 'models'),
   };
@@ -115,7 +273,8 @@ async function main(): Promise<void> {
   const launch = (service: Service, n: number, attempt = 0): void => {
     const entry = join(ROOT, 'services', service, 'src', 'main.ts');
     const childEnv = service === 'gateway' ? { ...env, MEMEX_PORT: String(port + n) } : env;
-    const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env: childEnv, stdio: 'inherit' });
+    // Own process group: a Ctrl-C reaches this script alone, which stops each service once.
+    const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env: childEnv, stdio: 'inherit', detached: true });
     children.add(child);
     const startedAt = Date.now();
     child.once('exit', (code, signal) => {
@@ -146,29 +305,26 @@ async function main(): Promise<void> {
     }, 15_000);
     await Promise.all(exits);
     clearTimeout(timer);
-    if (natsServer && natsServer.exitCode === null) {
-      const exited = new Promise((r) => natsServer!.once('exit', r));
-      natsServer.kill('SIGTERM');
-      await exited;
-    }
+    await nats?.stop();
+    if (choice.own) rmSync(urlFile, { force: true });
     log('stopped');
     process.exit(0);
   };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(signal));
 
   for (const service of SERVICES) for (let n = 0; n < scale[service]; n++) launch(service, n);
 
   if (await waitFor(() => readyz(port), 120_000)) {
     const gateways = Array.from({ length: scale.gateway }, (_, n) => `https://localhost:${port + n}`).join(', ');
-    log(`ready: ${gateways} (API docs at https://localhost:${port}/docs; TLS certificate in ${join(dataDir, 'tls')})`);
-    log('create a project and key:  pnpm memex project create --name my-project --json');
+    log(`ready: ${gateways}; ${natsLine}; API docs at https://localhost:${port}/docs; TLS certificate in ${join(dataDir, 'tls')}`);
+    log('create a project and key:  pnpm -s memex project create --name my-project --json');
   } else {
-    log(`not ready after 120 s; see the logs above, or https://localhost:${port}/readyz`);
+    log(`not ready after 120 s (${natsLine}); see the logs above, or https://localhost:${port}/readyz`);
   }
 }
 
-main().catch((error: unknown) => {
+main().catch(async (error: unknown) => {
   log(`failed to start: ${(error as Error).message}`);
+  await nats?.stop().catch(() => undefined);
   process.exit(1);
 });

@@ -14,9 +14,13 @@ RUN --mount=type=cache,id=memex-pnpm-store,target=/pnpm/store \
     sh deploy/docker/prune.sh /out $(node -p "require('./deploy/services.json').services.map((s) => s.name).join(' ')") cli \
  && cp deploy/services.json /out/services.json
 
+# The same stage as indexer.Dockerfile's, so the engine's cache builds the model once for both.
 FROM memex-build AS model
 ARG EMBEDDING_MODEL=memex-glove-100d
-RUN sh deploy/docker/build-model.sh /models "$EMBEDDING_MODEL"
+ARG EXTRA_EMBEDDING_MODELS=""
+RUN --mount=type=secret,id=hf_token \
+    if [ -f /run/secrets/hf_token ]; then export HF_TOKEN="$(cat /run/secrets/hf_token)"; fi; \
+    sh deploy/docker/build-model.sh /models "$EMBEDDING_MODEL" $EXTRA_EMBEDDING_MODELS
 
 FROM memex-runtime
 RUN apt-get update \

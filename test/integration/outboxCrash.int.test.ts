@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Streams, Subjects, type Memo, type MemoGetRequest } from '@memex/contracts';
-import { CommandClient, connectNats, decodeJson, query } from '@memex/runtime';
+import { CommandClient, ContentStore, Keyring, NatsBlobStore, connectNats, decodeJson, query } from '@memex/runtime';
 import { eventually, startNatsServer, tempDir, type NatsServerHandle } from '@memex/testing';
 import { exited, spawnTs } from '../support/processes';
 
@@ -41,12 +41,12 @@ describe('memo outbox across a kill -9', () => {
 
     const projectId = randomUUID();
     const memoId = randomUUID();
+    const ring = await Keyring.open(nc);
+    await ring.create(projectId, memoId);
+    const content = await new ContentStore(await NatsBlobStore.open(nc), ring).write(projectId, memoId, 'It lived.');
+    const input = { title: 'Survivor', content, metadata: {}, referenceId: null, tags: [], source: null, type: 'text', expirationDate: null };
     const sent = client
-      .send('create', {
-        projectId,
-        memoId,
-        input: { title: 'Survivor', content: 'It lived.', metadata: {}, referenceId: null, tags: [], source: null, type: 'text', expirationDate: null },
-      }, { timeoutMs: 3_000 })
+      .send('create', { projectId, memoId, sealed: await ring.sealJson(projectId, memoId, input) }, { timeoutMs: 3_000 })
       .catch((e: unknown) => e);
     expect(await exited(doomed)).toBeNull(); // killed by SIGKILL: no exit code
     expect(doomed.signalCode).toBe('SIGKILL');
@@ -72,6 +72,7 @@ describe('memo outbox across a kill -9', () => {
       expect(memo.title).toBe('Survivor');
     } finally {
       client.close();
+      ring.close();
       await nc.close();
       revived.kill('SIGTERM');
       await exited(revived);

@@ -75,4 +75,33 @@ describe('re-index to another embedding model', () => {
     await eventually(() => count('memex-glove-100d') === 0, 10_000);
     db.close();
   }, 120_000);
+
+  it('refuses at once, with the indexer\'s error, a model that cannot be loaded', async () => {
+    const store = await IndexStateStore.open(stack.nc);
+    const { state: before } = await store.read();
+    const started = Date.now();
+    const cli = await runTs('packages/cli/src/main.ts', ['reindex', '--model', 'no-such-model', '--wait'], stack.env);
+    expect(cli.code, cli.stdout).toBe(1);
+    expect(cli.stderr).toMatch(/re-index to no-such-model refused: Embedding model "no-such-model" not found/);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    const { state } = await store.read();
+    expect(state?.activeModel).toBe(before?.activeModel);
+    expect(state?.reindex).toBeUndefined();
+    expect(state?.failed?.model).toBe('no-such-model');
+    // Nothing keeps retrying it: the job is gone for every indexer.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect((await store.read()).state?.reindex).toBeUndefined();
+  }, 60_000);
+
+  it('never leaves a re-index to the active model pending', async () => {
+    const store = await IndexStateStore.open(stack.nc);
+    const active = (await store.read()).state!.activeModel;
+    const cli = await runTs('packages/cli/src/main.ts', ['reindex', '--model', active, '--wait'], stack.env);
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toMatch(/already serves/);
+    // A job naming the active model (as an older CLI could leave it, across restarts) is completed.
+    await store.update((s) => ({ activeModel: s!.activeModel, reindex: { model: s!.activeModel, requestedAt: new Date().toISOString() } }));
+    await eventually(async () => (await store.read()).state?.reindex === undefined, 15_000, 100);
+    expect((await store.read()).state?.activeModel).toBe(active);
+  }, 60_000);
 });

@@ -11,7 +11,7 @@ import { buildGateway, loadGatewayConfig } from '@memex/gateway';
 import { RateLimiter } from '@memex/gateway/rateLimit/limiter';
 import { loadIndexerConfig, startIndexerService, type IndexerService } from '@memex/indexer';
 import { loadMemoConfig, startMemoService, type MemoService } from '@memex/memo';
-import { CommandClient, Directory, DirectoryCache, Metrics, connectNats, silentLogger } from '@memex/runtime';
+import { CommandClient, ContentStore, Directory, DirectoryCache, Keyring, Metrics, NatsBlobStore, connectNats, silentLogger } from '@memex/runtime';
 import { startNatsServer, tempDir, type NatsServerHandle } from '@memex/testing';
 
 export { REPO_ROOT } from './paths';
@@ -63,6 +63,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       nc,
       jsm: await jetstreamManager(nc),
       commands: new CommandClient(nc, jetstream(nc)),
+      content: new ContentStore(await NatsBlobStore.open(nc), await Keyring.open(nc)),
       credentials,
       limiter: new RateLimiter({ limit: config.MEMEX_RATE_LIMIT, windowMs: config.MEMEX_RATE_LIMIT_WINDOW_MS, instance: 'test' }),
       logger,

@@ -1,9 +1,6 @@
-import { Directory, connectNats } from '@memex/runtime';
+import { Directory } from '@memex/runtime';
 import { USAGE, options } from './main';
-
-function natsUrl(): string {
-  return process.env.NATS_URL || 'nats://127.0.0.1:4222';
-}
+import { connectCli } from './nats';
 
 function print(json: boolean, value: Record<string, unknown>, text: string): void {
   console.log(json ? JSON.stringify(value) : text);
@@ -24,9 +21,7 @@ export async function runAdmin(group: string, action: string, args: string[]): P
     json: { type: 'boolean' },
   });
   const json = values.json === true;
-  const nc = await connectNats({ url: natsUrl(), name: 'memex-cli', timeoutMs: 3_000, auth: process.env }).catch((error: unknown) => {
-    throw new Error(`cannot reach NATS at ${natsUrl()} (${(error as Error).message}); is the stack running?`);
-  });
+  const nc = await connectCli();
   try {
     const directory = await Directory.open(nc, { replicas: Number(process.env.MEMEX_NATS_REPLICAS || 1) });
     switch (`${group} ${action}`) {
@@ -48,6 +43,24 @@ export async function runAdmin(group: string, action: string, args: string[]): P
           { organization_id: project.organizationId, project_id: project.id, api_key: apiKey },
           `project ${project.id} (${project.name}) in organization ${project.organizationId}\napi key (shown once): ${apiKey}`,
         );
+        return 0;
+      }
+      case 'project list': {
+        const projects = await directory.listProjects(values.org);
+        if (json) {
+          console.log(
+            JSON.stringify(
+              projects.map((p) => ({ project_id: p.id, name: p.name, organization_id: p.organizationId, created_at: p.createdAt, api_keys: p.keyHashes.length })),
+            ),
+          );
+        } else for (const p of projects) console.log(`${p.id}  ${p.name}  (organization ${p.organizationId}, ${p.keyHashes.length} key(s))`);
+        return 0;
+      }
+      case 'key list': {
+        const projectId = required(values.project, 'project');
+        const keys = await directory.listKeys(projectId);
+        if (json) console.log(JSON.stringify(keys.map((k) => ({ project_id: projectId, fingerprint: k.fingerprint, created_at: k.createdAt }))));
+        else for (const k of keys) console.log(`${k.fingerprint}  created ${k.createdAt}`);
         return 0;
       }
       case 'key rotate': {

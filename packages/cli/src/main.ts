@@ -10,11 +10,15 @@ import { runReindex } from './reindex';
 
 export const USAGE = `memex <command> [options]
 
-Administration (talks to NATS at NATS_URL, default nats://127.0.0.1:4222):
+Administration (talks to NATS at NATS_URL; unset: the nats-server \`pnpm start\` started for
+MEMEX_DATA_DIR (default ./data), named in data/nats.url; else nats://127.0.0.1:4222):
   org create --name N [--json]                  create an organization
   org list [--json]                             list organizations
   project create --name N [--org ID] [--json]   create a project and its first API key
-                                                (no --org: the "default" organization)
+                                                (no --org: the "default" organization; names are
+                                                unique within an organization)
+  project list [--org ID] [--json]              list projects (no keys shown)
+  key list --project ID [--json]                list a project's live keys by fingerprint
   key rotate --project ID [--json]              issue a new key, revoke the old ones
   key revoke --project ID                       revoke every key of a project
   token create --org ID [--json]                create an organization token
@@ -26,7 +30,8 @@ API (MEMEX_URL, default https://localhost:8443; MEMEX_API_KEY or --key):
   api METHOD PATH [JSON] [--key K] [--insecure] call the API, print the response body
                                                 e.g. memex api POST /api/v1/memo '{"title":"t","content":"c"}'
 
-Keys and tokens are printed once and stored only as hashes.`;
+Keys and tokens are printed once and stored only as hashes. Run through pnpm as \`pnpm -s memex …\`
+(-s keeps pnpm's own lines out of the output, so --json output is pure JSON).`;
 
 export async function main(argv: string[]): Promise<number> {
   const [group, action, ...rest] = argv;

@@ -1,14 +1,21 @@
-import { IndexStateStore, connectNats } from '@memex/runtime';
+import { IndexStateStore, type IndexState } from '@memex/runtime';
 import { options } from './main';
+import { connectCli } from './nats';
+
+/** How long the CLI waits for an indexer to take the job and load its model before leaving it queued. */
+const ACCEPT_TIMEOUT_MS = 60_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * `memex reindex --model ID [--wait]`: asks the indexers to rebuild the index with another
  * embedding model. The current model serves until the new index is complete, then they switch.
+ * It waits until an indexer has loaded the model (or failed to: then it prints the indexer's error
+ * and exits 1); with --wait, until the switch.
  */
 export async function runReindex(args: string[]): Promise<number> {
   const { values } = options(args, { model: { type: 'string' }, wait: { type: 'boolean' }, status: { type: 'boolean' } });
-  const url = process.env.NATS_URL || 'nats://127.0.0.1:4222';
-  const nc = await connectNats({ url, name: 'memex-cli', timeoutMs: 3_000, auth: process.env });
+  const nc = await connectCli();
   try {
     const store = await IndexStateStore.open(nc, Number(process.env.MEMEX_NATS_REPLICAS || 1));
     if (values.status) {
@@ -17,32 +24,60 @@ export async function runReindex(args: string[]): Promise<number> {
     }
     const model = values.model;
     if (!model) throw new Error('usage: memex reindex --model ID [--wait] | memex reindex --status');
+    let before: IndexState | undefined;
     const state = await store.update((current) => {
+      before = current;
       if (!current) return { activeModel: model };
-      if (current.activeModel === model && !current.reindex) return undefined;
-      return { ...current, reindex: { model, requestedAt: new Date().toISOString() } };
+      // Asking for the model the index serves: nothing to rebuild; a pending job to another model is cancelled.
+      if (current.activeModel === model) return current.reindex ? { activeModel: model } : undefined;
+      return { activeModel: current.activeModel, reindex: { model, requestedAt: new Date().toISOString() } };
     });
     if (state?.activeModel === model && !state.reindex) {
-      console.log(`the index already serves ${model}`);
+      const cancelled = before?.reindex && before.reindex.model !== model ? before.reindex.model : undefined;
+      console.log(cancelled ? `cancelled the re-index to ${cancelled}; the index keeps serving ${model}` : `the index already serves ${model}; nothing to do`);
       return 0;
     }
     console.log(`re-index to ${model} requested; ${state?.activeModel} serves until it completes`);
-    if (!values.wait) return 0;
+
     let last = '';
+    const say = (line: string) => {
+      if (line !== last) console.log(line);
+      last = line;
+    };
+    const deadline = Date.now() + ACCEPT_TIMEOUT_MS;
+    let accepted = false;
     for (;;) {
-      await new Promise((r) => setTimeout(r, 1_000));
+      await sleep(250);
       const { state: now } = await store.read();
       if (now?.activeModel === model && !now.reindex) {
         console.log(`done: the index now serves ${model}`);
         return 0;
       }
       if (now?.reindex?.model !== model) {
-        console.error(`the re-index to ${model} was replaced by ${now?.reindex?.model ?? 'nothing'}`);
+        if (now?.failed?.model === model) {
+          console.error(`memex: re-index to ${model} refused: ${now.failed.error}`);
+          return 1;
+        }
+        console.error(`memex: the re-index to ${model} was replaced by ${now?.reindex?.model ?? 'nothing'}`);
         return 1;
       }
-      const line = now.reindex.owner ? `replayed ${now.reindex.replayed ?? 0}/${now.reindex.total ?? '?'} events` : 'waiting for an indexer';
-      if (line !== last) console.log(line);
-      last = line;
+      const job = now.reindex;
+      if (job.total !== undefined) {
+        if (!accepted && !values.wait) {
+          console.log(`started: replaying ${job.total} events (memex reindex --status shows progress)`);
+          return 0;
+        }
+        accepted = true;
+        say(`replayed ${job.replayed ?? 0}/${job.total} events`);
+      } else if (job.owner) {
+        say(`an indexer is loading ${model}`);
+      } else {
+        say('waiting for an indexer to take the job');
+        if (!values.wait && Date.now() > deadline) {
+          console.log(`no indexer took the job within ${ACCEPT_TIMEOUT_MS / 1000} s; it stays queued (is an indexer running?)`);
+          return 0;
+        }
+      }
     }
   } finally {
     await nc.close();

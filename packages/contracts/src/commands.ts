@@ -1,5 +1,6 @@
 import type { WireError } from './errors';
-import type { ChunkRecord, ProcessingStage } from './events';
+import type { ContentRef } from './blobs';
+import type { ChunkLayout, ErasureReason, ProcessingStage } from './events';
 import type { IdType } from './http/memo';
 import type { CreateMemoInput, UpdateMemoInput } from './http/validation';
 import type { MemoCommandName } from './subjects';
@@ -10,12 +11,32 @@ export interface MemoRef {
   id: string;
 }
 
+/** A create as the memo service stores it: the validated body, content by reference. */
+export type StoredCreateInput = Omit<CreateMemoInput, 'content'> & { content: ContentRef };
+/** An update as the memo service stores it. */
+export type StoredUpdateInput = Omit<UpdateMemoInput, 'content'> & { content?: ContentRef };
+/** The sealed part of `record-chunks`. */
+export interface ChunkPreview {
+  firstChunk: string;
+}
+/** The sealed part of `record-summary`. */
+export interface SummaryResult {
+  summary: string;
+  tags: string[];
+}
+
+/**
+ * Commands travel through a JetStream work queue, whose acknowledged messages may linger in the
+ * store files: every memo-identifying field is in `sealed`, a `Keyring.sealJson` of the type named
+ * beside it, under the memo's key. Memos are addressed by uuid (the gateway resolves reference ids
+ * first), so no reference id is written to the queue either.
+ */
 export interface MemoCommands {
-  create: { projectId: string; memoId: string; input: CreateMemoInput };
-  update: { projectId: string; ref: MemoRef; input: UpdateMemoInput };
-  delete: { projectId: string; ref: MemoRef };
-  'record-chunks': { projectId: string; memoId: string; revision: number; model: string; chunks: ChunkRecord[] };
-  'record-summary': { projectId: string; memoId: string; revision: number; summary: string; tags: string[] };
+  create: { projectId: string; memoId: string; /** StoredCreateInput */ sealed: string };
+  update: { projectId: string; memoId: string; /** StoredUpdateInput */ sealed: string };
+  delete: { projectId: string; memoId: string; reason?: ErasureReason };
+  'record-chunks': { projectId: string; memoId: string; revision: number; model: string; chunks: ChunkLayout; /** ChunkPreview */ sealed: string };
+  'record-summary': { projectId: string; memoId: string; revision: number; /** SummaryResult */ sealed: string };
   'record-processing-failure': {
     projectId: string;
     memoId: string;
@@ -23,7 +44,6 @@ export interface MemoCommands {
     stage: ProcessingStage;
     message: string;
   };
-  archive: { projectId: string; memoId: string };
 }
 
 export interface MemoCommandResults {
@@ -33,7 +53,6 @@ export interface MemoCommandResults {
   'record-chunks': { applied: boolean };
   'record-summary': { applied: boolean };
   'record-processing-failure': { applied: boolean };
-  archive: { applied: boolean };
 }
 
 export type MemoCommandPayload<N extends MemoCommandName> = MemoCommands[N];

@@ -3,9 +3,10 @@
  * `Subjects.memoEvents(projectId, memoId)` as a `MemoEventMessage`.
  */
 
+import type { ContentRef } from './blobs';
+
 /**
  * A chunk by position: `content.slice(start, end)` of the revision it belongs to (UTF-16 offsets).
- * Offsets rather than text keep commands and events far below the NATS message size limit.
  */
 export interface ChunkRecord {
   uuid: string;
@@ -13,6 +14,20 @@ export interface ChunkRecord {
   start: number;
   end: number;
 }
+
+/**
+ * Every chunk of a revision, compact enough for one NATS message at any content size: chunk `i`'s
+ * uuid is `chunkId(memoId, revision, i)`, and its offsets are the `i`-th (start, end) pair of
+ * little-endian uint32s in `offsets` (base64). 8 bytes per chunk: a 16 MiB memo's ~20k chunks take
+ * ~220 KB.
+ */
+export interface ChunkLayout {
+  count: number;
+  offsets: string;
+}
+
+/** Why a memo was erased. */
+export type ErasureReason = 'deleted' | 'expired';
 
 export interface TagRecord {
   uuid: string;
@@ -29,7 +44,7 @@ export type MemoEvent =
         projectId: string;
         revision: number;
         title: string;
-        content: string;
+        content: ContentRef;
         metadata: Record<string, unknown>;
         clientReferenceId: string | null;
         source: string | null;
@@ -55,10 +70,11 @@ export type MemoEvent =
         updatedAt: string;
       };
     }
-  | { type: 'MemoContentChanged'; data: { memoId: string; projectId: string; revision: number; content: string; updatedAt: string } }
+  | { type: 'MemoContentChanged'; data: { memoId: string; projectId: string; revision: number; content: ContentRef; updatedAt: string } }
   | {
       type: 'MemoChunked';
-      data: { memoId: string; projectId: string; revision: number; model: string; chunks: ChunkRecord[]; at: string };
+      /** `firstChunk`: the text of chunk 0, which title search answers with (the content stays in its blob). */
+      data: { memoId: string; projectId: string; revision: number; model: string; chunks: ChunkLayout; firstChunk: string; at: string };
     }
   | { type: 'MemoSummarized'; data: { memoId: string; projectId: string; revision: number; summary: string; at: string } }
   | { type: 'MemoTagged'; data: { memoId: string; projectId: string; revision: number; tags: TagRecord[]; at: string } }
@@ -68,7 +84,8 @@ export type MemoEvent =
     }
   | { type: 'MemoArchived'; data: { memoId: string; projectId: string; reason: 'expired'; at: string } }
   | { type: 'MemoUnarchived'; data: { memoId: string; projectId: string; at: string } }
-  | { type: 'MemoDeleted'; data: { memoId: string; projectId: string; at: string } };
+  /** The tombstone: all that stays of an erased memo (never sealed: it names nothing but ids). */
+  | { type: 'MemoDeleted'; data: { memoId: string; projectId: string; at: string; reason?: ErasureReason } };
 
 export type MemoEventType = MemoEvent['type'];
 
@@ -106,7 +123,12 @@ export interface MemoAttributes {
   expirationDate: string | null;
 }
 
-/** One message on the memo event stream. Published after commit; may arrive twice; dedupe by `id`. */
+/**
+ * One message on the memo event stream. Published after commit; may arrive twice; dedupe by `id`.
+ * On the wire every event but the tombstone is sealed with the memo's data key: `data` then holds
+ * only `memoId` and `projectId`, `memo` is null, and `sealed` carries both; the event consumer
+ * opens it before handlers see the event (and skips it once the key is erased).
+ */
 export interface MemoEventMessage<E extends MemoEvent = MemoEvent> {
   /** The event id, also its `Nats-Msg-Id`. */
   id: string;
@@ -116,4 +138,33 @@ export interface MemoEventMessage<E extends MemoEvent = MemoEvent> {
   occurredAt: string;
   data: E['data'];
   memo: MemoAttributes | null;
+  /** Sealed `{ data, memo }` (see above); absent once opened, and on tombstones. */
+  sealed?: string;
 }
+
+/** The plaintext a sealed event carries. */
+export interface SealedEventBody {
+  data: unknown;
+  memo: MemoAttributes | null;
+}
+
+/** Packs chunk offsets into a `ChunkLayout`. */
+export function packChunks(chunks: readonly { start: number; end: number }[]): ChunkLayout {
+  const buf = Buffer.alloc(chunks.length * 8);
+  chunks.forEach((c, i) => {
+    buf.writeUInt32LE(c.start, i * 8);
+    buf.writeUInt32LE(c.end, i * 8 + 4);
+  });
+  return { count: chunks.length, offsets: buf.toString('base64') };
+}
+
+/** The (start, end) pairs of a `ChunkLayout`, in chunk order. */
+export function unpackChunks(layout: ChunkLayout): { index: number; start: number; end: number }[] {
+  const buf = Buffer.from(layout.offsets, 'base64');
+  if (buf.byteLength !== layout.count * 8) throw new Error('chunk layout is malformed');
+  const out: { index: number; start: number; end: number }[] = [];
+  for (let i = 0; i < layout.count; i++) out.push({ index: i, start: buf.readUInt32LE(i * 8), end: buf.readUInt32LE(i * 8 + 4) });
+  return out;
+}
+
+export const EMPTY_CHUNKS: ChunkLayout = { count: 0, offsets: '' };

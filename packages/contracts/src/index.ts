@@ -3,6 +3,7 @@ export type { ErrorCode, WireError } from './errors';
 
 export {
   Buckets,
+  ObjectBuckets,
   Consumers,
   Headers,
   QueueGroups,
@@ -70,6 +71,8 @@ export {
   Message,
 } from './http/chat';
 export type { StreamEvent } from './http/chat';
+export { LLM_PROVIDERS, RERANK_TOP_K_MAX, RagConfig, Reference, SearchRagConfig, VECTOR_TOP_K_MAX, parseRagConfig } from './http/ragConfig';
+export type { LlmProviderName, RagOptions } from './http/ragConfig';
 export {
   DEFAULT_MEMO_TYPE,
   MAX_CONTENT_BYTES,
@@ -96,18 +99,34 @@ export type {
   UpdateMemoInput,
 } from './http/validation';
 
-export { MEMO_EVENT_TYPES } from './events';
+export { contentBlobName } from './blobs';
+export type { BlobRef, ContentRef } from './blobs';
+
+export { EMPTY_CHUNKS, MEMO_EVENT_TYPES, packChunks, unpackChunks } from './events';
 export type {
+  ChunkLayout,
   ChunkRecord,
+  ErasureReason,
   MemoAttributes,
   MemoEvent,
   MemoEventMessage,
   MemoEventType,
   ProcessingStage,
+  SealedEventBody,
   TagRecord,
 } from './events';
 
-export type { CommandReply, MemoCommandPayload, MemoCommandResult, MemoCommands, MemoRef } from './commands';
+export type {
+  ChunkPreview,
+  CommandReply,
+  MemoCommandPayload,
+  MemoCommandResult,
+  MemoCommands,
+  MemoRef,
+  StoredCreateInput,
+  StoredUpdateInput,
+  SummaryResult,
+} from './commands';
 export type {
   AgentChatReply,
   AgentChatRequest,
@@ -122,6 +141,9 @@ export type {
   IndexSearchRequest,
   MemoGetReply,
   MemoGetRequest,
+  MemoResolveReply,
+  MemoResolveRequest,
+  MemoView,
   QueryReply,
   TitleSearchReply,
   TitleSearchRequest,

@@ -1,3 +1,4 @@
+import type { RagOptions, Reference } from './http/ragConfig';
 import type { Filter } from './filters';
 import type { ChatListInput } from './http/validation';
 import type { Chat, ChatListResponse, Citation, IntermediateStep } from './http/chat';
@@ -5,6 +6,8 @@ import type { Memo } from './http/memo';
 import type { SearchResultItem } from './http/search';
 import type { MemoRef } from './commands';
 import type { WireError } from './errors';
+import type { ContentRef } from './blobs';
+import type { ChunkLayout } from './events';
 
 /** Every query reply: a value, or a typed error. */
 export type QueryReply<T> = { ok: true; value: T } | { ok: false; error: WireError };
@@ -13,7 +16,25 @@ export interface MemoGetRequest {
   projectId: string;
   ref: MemoRef;
 }
-export type MemoGetReply = Memo;
+/**
+ * GET's reply from the memo service: the memo without its content, which the gateway reads from
+ * the blob store by `content_ref` (a reply never carries content: it could exceed `max_payload`).
+ */
+export type MemoView = Omit<Memo, 'content' | 'chunks'> & {
+  content_ref: ContentRef;
+  /** Chunks of `chunk_revision` (ids derive from memo, revision and index). */
+  chunk_revision: number;
+  chunk_layout: ChunkLayout;
+  /** Text of chunk 0 ('' until chunked), for title search. */
+  first_chunk: string;
+};
+export type MemoGetReply = MemoView;
+
+export type MemoResolveRequest = MemoGetRequest;
+export interface MemoResolveReply {
+  memoId: string;
+  ownerProjectId: string;
+}
 
 export interface TitleSearchRequest {
   projectId: string;
@@ -34,6 +55,15 @@ export interface IndexSearchRequest {
    * distance = 1 − bm25/max (lexical) or 1 − cosine (dense).
    */
   ranking?: 'hybrid' | 'lexical' | 'dense';
+  /** Fused candidates considered for reranking (default: the indexer's RERANKER_CANDIDATES, at least `limit`). */
+  candidates?: number;
+  /** Fused candidates farther than this are dropped before reranking (rag_config's similarity_threshold as 1 − it). */
+  maxDistance?: number;
+  /**
+   * Reranking of the fused candidates: `enabled` defaults to whether the indexer has a reranker;
+   * `enabled: true` without one is an error. `topK` hits are kept after it (default: all `limit`).
+   */
+  rerank?: { enabled?: boolean; topK?: number };
 }
 
 export interface IndexSearchHit {
@@ -57,6 +87,7 @@ export interface AgentChatRequest {
   systemPrompt?: string;
   filters: Filter[];
   chatId?: string;
+  rag?: RagOptions;
   /** When set, tokens are published on `Subjects.tokenStream(streamId)`; the reply comes at the end. */
   streamId?: string;
 }
@@ -65,6 +96,8 @@ export interface AgentChatReply {
   response: string;
   intermediateSteps: IntermediateStep[];
   citations: Citation[];
+  /** Present when the request asked for references. */
+  references?: Reference[];
 }
 
 export interface AgentGenerateRequest {
@@ -72,12 +105,14 @@ export interface AgentGenerateRequest {
   prompt: string;
   rules?: string;
   filters: Filter[];
+  rag?: RagOptions;
   streamId?: string;
 }
 export interface AgentGenerateReply {
   response: string;
   intermediateSteps: IntermediateStep[];
   citations: Citation[];
+  references?: Reference[];
 }
 
 export interface ChatListRequest extends ChatListInput {

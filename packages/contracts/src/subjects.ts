@@ -56,6 +56,8 @@ export const Subjects = {
   /** Core NATS request/reply, served in queue groups named after the service. */
   query: {
     memoGet: `${ROOT}.q.memo.get`,
+    /** A route's memo address (uuid or reference id) → the memo's uuid and owner. */
+    memoResolve: `${ROOT}.q.memo.resolve`,
     memoTitleSearch: `${ROOT}.q.memo.title-search`,
     indexSearch: `${ROOT}.q.index.search`,
     indexStatus: `${ROOT}.q.index.status`,
@@ -97,8 +99,7 @@ export type MemoCommandName =
   | 'delete'
   | 'record-chunks'
   | 'record-summary'
-  | 'record-processing-failure'
-  | 'archive';
+  | 'record-processing-failure';
 
 export const Buckets = {
   /** sha256(api key) → ApiKeyRecord. */
@@ -111,6 +112,17 @@ export const Buckets = {
   organizations: 'memex_organizations',
   /** Which embedding model the index serves, and any re-index in progress. */
   indexState: 'memex_index_state',
+  /**
+   * memo → its 256-bit data key (history 1). Kept outside the event log: removing a key
+   * crypto-shreds every sealed copy of the memo (events, bus messages, blobs, backups).
+   */
+  memoKeys: 'memex_memo_keys',
+} as const;
+
+/** JetStream Object Store buckets (the embedded blob store). */
+export const ObjectBuckets = {
+  /** Memo content revisions and uploaded files, sealed with the memo's key. */
+  blobs: 'memex_blobs',
 } as const;
 
 /**

@@ -56,5 +56,9 @@ export const CommonEnv = {
   MEMEX_RETRY_BACKOFF_MS: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 60_000, description: 'First redelivery delay, doubling up to 30 s (default 500)' }),
   ),
+  MONGODB_URL: Type.Optional(
+    Type.String({ description: 'MongoDB: memo stores, chats, and memo content blobs (GridFS). Set it on every service or on none' }),
+  ),
+  MONGODB_DB: Type.String({ default: 'memex', description: 'MongoDB database name' }),
   MEMEX_FAILPOINTS: Type.Optional(Type.String({ description: 'Tests only: crash points to arm (see runtime/failpoints)' })),
 } satisfies Record<string, TSchema>;

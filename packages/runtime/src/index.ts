@@ -2,10 +2,10 @@ export { CommonEnv, HealthPortEnv, loadEnv, retryOverrides } from './config';
 export { createLogger, silentLogger } from './logger';
 export type { Logger, LoggerOptions } from './logger';
 export { instanceId, onShutdown } from './lifecycle';
-export { openSqlite } from './sqlite';
+export { checkpointAfterErase, openSqlite } from './sqlite';
 export type { SqliteDatabase } from './sqlite';
 
-export { connectNats } from './nats/connection';
+export { PING_INTERVAL_MS, connectNats, natsConnected } from './nats/connection';
 export type { ConnectOptions, NatsAuth } from './nats/connection';
 export { decodeJson, encodeJson } from './nats/codec';
 export { fromNatsError } from './nats/errors';
@@ -23,12 +23,14 @@ export type { CommandContext, CommandHandlers } from './commands/processor';
 export { query, serveQuery } from './queries/query';
 export type { QueryContext, QueryHandler, QueryOptions } from './queries/query';
 
-export { consumeMemoEvents } from './events/consumer';
+export { consumeMemoEvents, openEvent } from './events/consumer';
 export type { ConsumeMemoEventsOptions, EventContext } from './events/consumer';
 
 export { pingService, serveHealth } from './health/health';
 export { startHealthServer } from './health/httpHealth';
+export { readinessProbe } from './health/readiness';
 export type { HealthReport } from './health/health';
+export type { Readiness } from './health/readiness';
 
 export {
   API_KEY_PREFIX,
@@ -58,3 +60,11 @@ export { Counter, Gauge, Histogram, LATENCY_BUCKETS, Metrics, renderPrometheus }
 export type { Labels, MetricFamily } from './metrics/registry';
 export { collectMetrics, serveMetrics } from './metrics/serve';
 export type { InstanceMetrics } from './metrics/serve';
+
+export { BlobIntegrityError, collect, verifyBlob } from './blobs/port';
+export type { BlobSource, BlobStore } from './blobs/port';
+export { NatsBlobStore } from './blobs/nats';
+export { GridFsBlobStore } from './blobs/gridfs';
+export { KeyErasedError, Keyring, SealBrokenError, isKeyErased } from './keyring/keyring';
+export type { KeyringOptions } from './keyring/keyring';
+export { ContentStore, openBlobStore } from './blobs/content';

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 
@@ -10,13 +10,39 @@ export type SqliteDatabase = Database.Database;
  * cut can lose the last transactions, as documented), and a busy timeout for multi-process writers.
  */
 export function openSqlite(path: string): SqliteDatabase {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') privateFile(path);
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 10000');
   db.pragma('foreign_keys = ON');
+  // Deleted rows are overwritten with zeros, not just unlinked: a delete must erase (see docs/erasure.md).
+  db.pragma('secure_delete = ON');
   // Fewer, larger checkpoints: each one is a latency spike for the writer.
   db.pragma('wal_autocheckpoint = 10000');
   return db;
+}
+
+/**
+ * After an erasure: copies the WAL into the database and truncates it, so the erased rows' earlier
+ * page images (still in WAL frames) are gone from disk too. Another process reading at that moment
+ * can keep the WAL from being reset; the next call (or SQLite's own checkpoint) finishes the job.
+ */
+export function checkpointAfterErase(db: SqliteDatabase): { busy: boolean } {
+  if (!db.open || db.memory) return { busy: false };
+  const [row] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+  return { busy: (row?.busy ?? 0) !== 0 };
+}
+
+/**
+ * The file (and its directory) readable by the owner alone, made so before SQLite opens it: SQLite
+ * gives the -wal and -shm files the database file's mode, so they are private too. Files an older
+ * version made world-readable are tightened.
+ */
+function privateFile(path: string): void {
+  const dir = dirname(path);
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  closeSync(openSync(path, 'a', 0o600));
+  chmodSync(path, 0o600);
+  for (const suffix of ['-wal', '-shm']) if (existsSync(path + suffix)) chmodSync(path + suffix, 0o600);
 }

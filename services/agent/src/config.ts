@@ -11,6 +11,21 @@ export const AgentEnv = Type.Object({
   OLLAMA_NUM_CTX: Type.Integer({ minimum: 512, default: 8192, description: 'Context window passed to Ollama' }),
   OLLAMA_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 120_000, description: 'Longest one Ollama call may take' }),
   OLLAMA_MAX_TOOL_CALLS: Type.Integer({ minimum: 0, default: 4, description: 'Searches the model may run per answer' }),
+  LLM_PROVIDER: Type.Optional(
+    Type.Union([Type.Literal('extractive'), Type.Literal('ollama'), Type.Literal('openai')], {
+      description: 'extractive, ollama or openai; unset: ollama when OLLAMA_HOST is set, else extractive',
+    }),
+  ),
+  OPENAI_BASE_URL: Type.Optional(Type.String({ description: 'OpenAI-compatible API base, as the OpenAI SDKs take it, e.g. http://127.0.0.1:8000/v1' })),
+  OPENAI_API_KEY: Type.Optional(Type.String({ description: 'Bearer key for the OpenAI-compatible server, if it needs one' })),
+  OPENAI_MODEL: Type.Optional(Type.String({ description: 'Model to ask; unset: the first model the server lists at /models' })),
+  OPENAI_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 120_000, description: 'Longest one call may take (time our own slow reader holds a token does not count)' }),
+  OPENAI_MAX_RETRIES: Type.Integer({ minimum: 0, maximum: 10, default: 2, description: 'Retries on 429/5xx/connection failure, before any token streamed' }),
+  OPENAI_TOOLS: Type.Union([Type.Literal('auto'), Type.Literal('off')], {
+    default: 'auto',
+    description: 'auto: offer the search tool, answer retrieval-first if the server rejects tools; off: never offer tools',
+  }),
+  OPENAI_MAX_TOOL_CALLS: Type.Integer({ minimum: 0, default: 4, description: 'Searches the model may run per answer' }),
   AGENT_TOP_K: Type.Integer({ minimum: 1, maximum: 50, default: 8, description: 'Chunks retrieved per question' }),
   AGENT_MAX_DISTANCE: Type.Number({
     minimum: 0,
@@ -23,5 +38,13 @@ export const AgentEnv = Type.Object({
 export type AgentConfig = Static<typeof AgentEnv>;
 
 export function loadAgentConfig(env: Record<string, string | undefined>): AgentConfig {
-  return loadEnv(AgentEnv, env);
+  const config = loadEnv(AgentEnv, env);
+  if (config.LLM_PROVIDER === 'openai' && !config.OPENAI_BASE_URL) throw new Error('Invalid configuration: OPENAI_BASE_URL is missing: LLM_PROVIDER=openai needs it');
+  if (config.LLM_PROVIDER === 'ollama' && !config.OLLAMA_HOST) throw new Error('Invalid configuration: OLLAMA_HOST is missing: LLM_PROVIDER=ollama needs it');
+  return config;
+}
+
+/** The provider this configuration answers with. */
+export function llmProviderName(config: AgentConfig): 'extractive' | 'ollama' | 'openai' {
+  return config.LLM_PROVIDER ?? (config.OLLAMA_HOST ? 'ollama' : 'extractive');
 }

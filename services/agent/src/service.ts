@@ -2,6 +2,9 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Consumers } from '@memex/contracts';
 import {
   CommandClient,
+  ContentStore,
+  Keyring,
+  openBlobStore,
   connectNats,
   consumeMemoEvents,
   createLogger,
@@ -47,7 +50,9 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
   const js = jetstream(nc);
   const llm = overrides.llm ?? (await openLlm(config));
   const commands = new CommandClient(nc, js, 30_000);
-  const summaries = new SummaryProcessor(llm, commands);
+  const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
+  const blobs = await openBlobStore(nc, config);
+  const summaries = new SummaryProcessor(llm, commands, new ContentStore(blobs, keyring));
   const store = await openChatStore(config);
   const conversations = new Conversations({
     llm,
@@ -65,6 +70,7 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
       concurrency: config.AGENT_CONCURRENCY,
       metrics,
       retry: retryOverrides(config),
+      keyring,
       handle: (event, ctx) => summaries.handle(event, ctx.logger),
       onDeadLetter: (event, error) => summaries.recordFailure(event, error),
     }),
@@ -91,6 +97,8 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
       await conversationServer.interrupt();
       await Promise.all(runners.map((r) => r.stop()));
       commands.close();
+      keyring.close();
+      await blobs.close();
       await nc.drain().catch(() => undefined);
       await store.close();
     },

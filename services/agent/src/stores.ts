@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { AgentConfig } from './config';
+import { llmProviderName, type AgentConfig } from './config';
 import type { ChatStore } from './chats/port';
 import { SqliteChatStore } from './chats/sqlite';
 import type { LlmProvider } from './llm/port';
@@ -19,12 +19,25 @@ export async function openChatStore(config: AgentConfig): Promise<{ chats: ChatS
   return { chats, close: () => chats.close() };
 }
 
-/** Ollama when OLLAMA_HOST is set; otherwise the built-in extractive provider. */
+/** LLM_PROVIDER decides; unset, Ollama when OLLAMA_HOST is set, otherwise the built-in extractive provider. */
 export async function openLlm(config: AgentConfig): Promise<LlmProvider> {
-  if (!config.OLLAMA_HOST) return new ExtractiveProvider();
+  const provider = llmProviderName(config);
+  if (provider === 'extractive') return new ExtractiveProvider();
+  if (provider === 'openai') {
+    const { OpenAiProvider } = await import('./llm/openai');
+    return new OpenAiProvider({
+      baseUrl: config.OPENAI_BASE_URL!,
+      ...(config.OPENAI_API_KEY ? { apiKey: config.OPENAI_API_KEY } : {}),
+      ...(config.OPENAI_MODEL ? { model: config.OPENAI_MODEL } : {}),
+      timeoutMs: config.OPENAI_TIMEOUT_MS,
+      maxRetries: config.OPENAI_MAX_RETRIES,
+      tools: config.OPENAI_TOOLS,
+      maxToolCalls: config.OPENAI_MAX_TOOL_CALLS,
+    });
+  }
   const { OllamaProvider } = await import('./llm/ollama');
   return new OllamaProvider({
-    host: config.OLLAMA_HOST,
+    host: config.OLLAMA_HOST!,
     model: config.OLLAMA_MODEL,
     numCtx: config.OLLAMA_NUM_CTX,
     timeoutMs: config.OLLAMA_TIMEOUT_MS,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Logger } from '@memex/runtime';
@@ -14,6 +14,23 @@ export interface BuildGatewayOptions {
   /** PEM certificate and key; without them the app is for `inject()` tests only. */
   https?: { cert: string; key: string };
   logger: Logger;
+}
+
+/**
+ * One log line per request, when it completes (Fastify's default is two), naming the route rather
+ * than the URL (which may carry a credential); health probes only at debug, so a probe every second
+ * does not bury the rest.
+ */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const line = { method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) };
+    if (error) request.log.error({ ...line, err: error }, 'request failed');
+    else if (route === '/healthz' || route === '/readyz') request.log.debug(line, 'request');
+    else request.log.info(line, 'request');
+  }
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -39,6 +56,7 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
+    logController: new OneLinePerRequest(),
     // The HTTPS server type differs from the default only in the listener; routes don't care.
   }) as unknown as FastifyInstance;
 

@@ -7,7 +7,14 @@ export const GatewayEnv = Type.Object({
   MEMEX_HOST: Type.String({ default: '0.0.0.0', description: 'Address to listen on' }),
   MEMEX_TLS_CERT: Type.Optional(Type.String({ description: 'PEM certificate file; unset: a self-signed pair in the data dir' })),
   MEMEX_TLS_KEY: Type.Optional(Type.String({ description: 'PEM private key file' })),
-  MEMEX_BODY_LIMIT: Type.Integer({ minimum: 1024, default: 1024 * 1024, description: "Largest request body, bytes" }),
+  MEMEX_MAX_CONTENT_BYTES: Type.Integer({
+    minimum: 1,
+    default: 16 * 1024 * 1024,
+    description: 'Largest memo content, UTF-8 bytes (above: 413)',
+  }),
+  MEMEX_BODY_LIMIT: Type.Optional(
+    Type.Integer({ minimum: 1024, description: 'Largest request body, bytes (default: 2 × MEMEX_MAX_CONTENT_BYTES + 1 MiB, room for JSON escapes)' }),
+  ),
   MEMEX_REQUEST_TIMEOUT_MS: Type.Integer({
     minimum: 1000,
     default: 30_000,
@@ -25,10 +32,16 @@ export const GatewayEnv = Type.Object({
   MEMEX_RATE_LIMIT: Type.Integer({ minimum: 0, default: 6_000, description: 'Requests per project per window; 0 turns it off' }),
   MEMEX_RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000, description: 'Rate limit window' }),
 });
-export type GatewayConfig = Static<typeof GatewayEnv>;
+export type GatewayConfig = Static<typeof GatewayEnv> & { MEMEX_BODY_LIMIT: number };
+
+/** The body limit a configuration implies. */
+export function bodyLimit(config: Static<typeof GatewayEnv>): number {
+  return config.MEMEX_BODY_LIMIT ?? 2 * config.MEMEX_MAX_CONTENT_BYTES + 1024 * 1024;
+}
 
 export function loadGatewayConfig(env: Record<string, string | undefined>): GatewayConfig {
-  const config = loadEnv(GatewayEnv, env);
+  const loaded = loadEnv(GatewayEnv, env);
+  const config = { ...loaded, MEMEX_BODY_LIMIT: bodyLimit(loaded) };
   if (Boolean(config.MEMEX_TLS_CERT) !== Boolean(config.MEMEX_TLS_KEY)) {
     throw new Error('Invalid configuration: MEMEX_TLS_CERT and MEMEX_TLS_KEY must be set together');
   }

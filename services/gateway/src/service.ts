@@ -2,6 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import {
   CommandClient,
+  ContentStore,
+  Keyring,
+  openBlobStore,
   Directory,
   DirectoryCache,
   Metrics,
@@ -38,13 +41,16 @@ export async function startGateway(config: GatewayConfig, overrides: { logger?: 
   const directory = await Directory.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
   const credentials = await DirectoryCache.start(directory, logger);
   const commands = new CommandClient(nc, jetstream(nc), config.MEMEX_COMMAND_TIMEOUT_MS);
+  const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
+  const blobs = await openBlobStore(nc, config);
+  const content = new ContentStore(blobs, keyring);
   const limiter = new RateLimiter({ limit: config.MEMEX_RATE_LIMIT, windowMs: config.MEMEX_RATE_LIMIT_WINDOW_MS, instance });
   limiter.start(nc);
 
   const metrics = new Metrics();
   const metricsSub = serveMetrics(nc, 'gateway', instance, metrics);
   const app = await buildGateway(
-    { config, nc, jsm, commands, credentials, limiter, logger, metrics, instance },
+    { config, nc, jsm, commands, content, credentials, limiter, logger, metrics, instance },
     { https: { cert: tls.cert, key: tls.key }, logger },
   );
   await app.listen({ port: config.MEMEX_PORT, host: config.MEMEX_HOST });
@@ -64,6 +70,8 @@ export async function startGateway(config: GatewayConfig, overrides: { logger?: 
       limiter.stop();
       credentials.stop();
       commands.close();
+      keyring.close();
+      await blobs.close();
       await nc.drain().catch(() => undefined);
     },
   };

@@ -34,7 +34,7 @@ export async function loadTls(
     // Several gateways may start at once on one data dir: each builds the pair in a directory of its
     // own and renames it into place; the first rename wins and the others use the winner's pair.
     const staging = `${dir}.${process.pid}-${Date.now()}`;
-    mkdirSync(staging, { recursive: true });
+    mkdirSync(staging, { recursive: true, mode: 0o700 });
     const now = new Date();
     const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
       keyType: 'ec',
@@ -57,7 +57,7 @@ export async function loadTls(
       ],
     });
     writeFileSync(join(staging, 'key.pem'), pems.private, { mode: 0o600 });
-    writeFileSync(join(staging, 'cert.pem'), pems.cert);
+    writeFileSync(join(staging, 'cert.pem'), pems.cert, { mode: 0o600 });
     try {
       if (existsSync(dir) && !existsSync(certPath)) rmSync(dir, { recursive: true, force: true });
       renameSync(staging, dir);

@@ -9,6 +9,23 @@ export const IndexerEnv = Type.Object({
     default: 'memex-glove-100d',
     description: 'transformers.js feature-extraction model: a Hugging Face id or a directory (absolute, or under MEMEX_MODELS_DIR)',
   }),
+  EMBEDDING_URL: Type.Optional(
+    Type.String({
+      description: 'For EMBEDDING_MODEL=openai:<model> the API base (http://host:8000/v1); for ollama:<model> the Ollama server (http://host:11434)',
+    }),
+  ),
+  EMBEDDING_API_KEY: Type.Optional(Type.String({ description: 'Bearer key for the embedding server, if it needs one' })),
+  EMBEDDING_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 60_000, description: 'Longest one remote embedding request may take' }),
+  RERANKER: Type.Union([Type.Literal('none'), Type.Literal('local'), Type.Literal('tei'), Type.Literal('cohere')], {
+    default: 'none',
+    description:
+      'none; local: a transformers.js cross-encoder from RERANKER_MODEL; tei: POST {RERANKER_URL}/rerank {query, texts}; cohere: POST {RERANKER_URL}/rerank {model, query, documents} (Cohere, Jina, vLLM; give the URL with /v1)',
+  }),
+  RERANKER_MODEL: Type.Optional(Type.String({ description: 'local: a model directory (absolute, or under MEMEX_MODELS_DIR); remote: the model name sent' })),
+  RERANKER_URL: Type.Optional(Type.String({ description: 'Base URL of the rerank server' })),
+  RERANKER_API_KEY: Type.Optional(Type.String()),
+  RERANKER_CANDIDATES: Type.Integer({ minimum: 1, maximum: 200, default: 30, description: 'Fused candidates reranked when a request names no vector_search.top_k' }),
+  RERANKER_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000 }),
   MEMEX_MODELS_DIR: Type.String({ default: './models', description: 'Where local models live' }),
   MEMEX_ALLOW_REMOTE_MODELS: Type.Boolean({ default: false, description: 'Let transformers.js download models from the Hub' }),
   EMBEDDING_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 1024, default: 64 }),
@@ -44,5 +61,10 @@ export function loadIndexerConfig(env: Record<string, string | undefined>): Inde
   if (config.CHUNK_OVERLAP_CHARS >= config.CHUNK_TARGET_CHARS) {
     throw new Error('Invalid configuration: CHUNK_OVERLAP_CHARS must be less than CHUNK_TARGET_CHARS');
   }
+  if (config.EMBEDDING_MODEL.match(/^(openai|ollama):/) && !config.EMBEDDING_URL)
+    throw new Error(`Invalid configuration: EMBEDDING_URL is missing: EMBEDDING_MODEL=${config.EMBEDDING_MODEL} needs it`);
+  if (config.RERANKER === 'local' && !config.RERANKER_MODEL) throw new Error('Invalid configuration: RERANKER_MODEL is missing: RERANKER=local needs a model directory');
+  if ((config.RERANKER === 'tei' || config.RERANKER === 'cohere') && !config.RERANKER_URL)
+    throw new Error(`Invalid configuration: RERANKER_URL is missing: RERANKER=${config.RERANKER} needs it`);
   return config;
 }

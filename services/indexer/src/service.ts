@@ -2,6 +2,9 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Consumers, QueueGroups, Subjects, type IndexSearchRequest } from '@memex/contracts';
 import {
   CommandClient,
+  ContentStore,
+  Keyring,
+  openBlobStore,
   IndexStateStore,
   Metrics,
   connectNats,
@@ -19,11 +22,13 @@ import {
 } from '@memex/runtime';
 import type { IndexerConfig } from './config';
 import { loadEmbedder } from './embedding/embedder';
+import { loadRemoteEmbedder, parseRemoteModel } from './embedding/remote';
 import { MemoProcessor } from './processing/processor';
 import { hybridSearch } from './search/hybrid';
 import { ModelSet } from './state/models';
 import { Reindexer } from './state/reindex';
 import { openSearchIndex } from './stores';
+import { openReranker } from './reranking/open';
 
 export interface IndexerService {
   readonly instance: string;
@@ -42,16 +47,33 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
   const js = jetstream(nc);
 
   const index = await openSearchIndex(config);
+  const reranker = await openReranker(config);
   const models = new ModelSet(
-    (model) =>
-      loadEmbedder({
+    (model) => {
+      const remote = parseRemoteModel(model);
+      if (remote) {
+        if (!config.EMBEDDING_URL) throw new Error(`EMBEDDING_URL is needed for the remote embedding model ${model}`);
+        return loadRemoteEmbedder({
+          modelId: model,
+          api: remote.api,
+          model: remote.name,
+          baseUrl: config.EMBEDDING_URL,
+          ...(config.EMBEDDING_API_KEY ? { apiKey: config.EMBEDDING_API_KEY } : {}),
+          batchSize: config.EMBEDDING_BATCH_SIZE,
+          queryPrefix: config.EMBEDDING_QUERY_PREFIX,
+          documentPrefix: config.EMBEDDING_DOCUMENT_PREFIX,
+          timeoutMs: config.EMBEDDING_TIMEOUT_MS,
+        });
+      }
+      return loadEmbedder({
         model,
         modelsDir: config.MEMEX_MODELS_DIR,
         allowRemote: config.MEMEX_ALLOW_REMOTE_MODELS,
         batchSize: config.EMBEDDING_BATCH_SIZE,
         queryPrefix: config.EMBEDDING_QUERY_PREFIX,
         documentPrefix: config.EMBEDDING_DOCUMENT_PREFIX,
-      }),
+      });
+    },
     index,
     logger,
   );
@@ -73,8 +95,11 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
     overlapChars: config.CHUNK_OVERLAP_CHARS,
   };
   const commands = new CommandClient(nc, js, 30_000);
-  const processor = new MemoProcessor({ index, models, commands, chunking, logger, metrics });
-  const reindexer = new Reindexer({ js, jsm, index, models, store: stateStore, chunking, instance, logger });
+  const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
+  const blobs = await openBlobStore(nc, config);
+  const content = new ContentStore(blobs, keyring);
+  const processor = new MemoProcessor({ index, models, commands, content, chunking, logger, metrics });
+  const reindexer = new Reindexer({ js, jsm, index, models, store: stateStore, chunking, content, instance, logger });
 
   const stopWatch = await stateStore.watch((next) => {
     void models
@@ -94,6 +119,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       concurrency: 32,
       metrics,
       retry: retryOverrides(config),
+      keyring,
       handle: (event) => processor.applyCatalog(event),
     }),
     await consumeMemoEvents({
@@ -103,6 +129,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       concurrency: config.INDEXER_CONCURRENCY,
       metrics,
       retry: retryOverrides(config),
+      keyring,
       handle: async (event, ctx) => {
         await processor.indexContent(event, ctx.logger);
         await processor.retitle(event);
@@ -113,7 +140,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
 
   const check = async () => ({
     ready: !nc.isClosed(),
-    details: { index: index.kind, model: models.activeName, reindexingTo: models.targetName ?? null },
+    details: { index: index.kind, model: models.activeName, reindexingTo: models.targetName ?? null, reranker: reranker?.name ?? null },
   });
   const subs = [
     serveQuery<IndexSearchRequest, unknown>(nc, {
@@ -122,7 +149,12 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       logger,
       metrics,
       handler: (request) =>
-        hybridSearch(index, models, request, { lexicalWeight: config.SEARCH_LEXICAL_WEIGHT, candidates: config.SEARCH_CANDIDATES }),
+        hybridSearch(index, models, request, {
+          lexicalWeight: config.SEARCH_LEXICAL_WEIGHT,
+          candidates: config.SEARCH_CANDIDATES,
+          ...(reranker ? { reranker } : {}),
+          rerankCandidates: config.RERANKER_CANDIDATES,
+        }),
     }),
     serveMetrics(nc, 'indexer', instance, metrics),
     serveHealth(nc, 'indexer', instance, check),
@@ -141,8 +173,11 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       await Promise.all(runners.map((r) => r.stop()));
       await reindexer.stop();
       commands.close();
+      keyring.close();
+      await blobs.close();
       await nc.drain().catch(() => undefined);
       await models.dispose();
+      await reranker?.dispose();
       await index.close();
     },
   };

@@ -13,6 +13,8 @@ export async function openMongoMemoStores(url: string, dbName: string): Promise<
   return {
     store,
     readModel,
+    // WiredTiger frees the documents; pages are reused, not overwritten: sealed events are what make this shred-safe.
+    afterErase: async () => undefined,
     close: async () => {
       await client.close();
     },

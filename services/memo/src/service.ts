@@ -3,7 +3,10 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { QueueGroups, Subjects, type MemoGetRequest, type TitleSearchRequest } from '@memex/contracts';
 import {
   connectNats,
+  ContentStore,
   createLogger,
+  Keyring,
+  openBlobStore,
   ensureTopology,
   retryOverrides,
   failpoints,
@@ -20,7 +23,8 @@ import {
 import type { MemoConfig } from './config';
 import { ExpirySweeper } from './expiry/sweeper';
 import { MemoCommandService } from './memo/handlers';
-import { getMemo, searchTitles } from './memo/queries';
+import { getMemo, resolveMemo, searchTitles } from './memo/queries';
+import { SealedEventStore } from './eventStore/sealed';
 import { ReferenceClaims } from './memo/references';
 import { OutboxPublisher } from './outbox/publisher';
 import { openMemoStores } from './stores';
@@ -51,12 +55,27 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
   const js = jetstream(nc);
 
   const stores = await openMemoStores(config);
-  const { store, readModel } = stores;
+  const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
+  const blobs = await openBlobStore(nc, config);
+  const content = new ContentStore(blobs, keyring);
+  const { readModel } = stores;
+  const store = new SealedEventStore(stores.store, keyring);
   // The publisher calls `project` only from sweeps and publishes, which start after `commands` exists.
-  const publisher: OutboxPublisher = new OutboxPublisher({ js, jsm, store, logger, metrics, project: (stream) => commands.project(stream) });
+  const publisher: OutboxPublisher = new OutboxPublisher({
+    js,
+    jsm,
+    store,
+    logger,
+    metrics,
+    project: (stream) => commands.project(stream),
+    erased: async (projectId, memoId) => {
+      await keyring.shred(projectId, memoId);
+      await stores.afterErase();
+    },
+  });
   const references = new ReferenceClaims(store, readModel, clock);
   const failpoint = failpoints(config.MEMEX_FAILPOINTS);
-  const commands = new MemoCommandService({ store, readModel, publisher, references, clock, logger, failpoint });
+  const commands = new MemoCommandService({ store, readModel, publisher, references, keyring, content, clock, logger, failpoint });
 
   // Whatever a previous run appended but did not publish goes out before new work comes in.
   const republished = await publisher.sweep();
@@ -69,12 +88,14 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
     ...handlers,
     create: async (...args: Parameters<typeof handlers.create>) => {
       const out = await handlers.create(...args);
-      if (args[0].input.expirationDate) sweeper.poke();
+      // The input is sealed; a poke is cheap (it re-reads the next expiration date).
+      sweeper.poke();
       return out;
     },
     update: async (...args: Parameters<typeof handlers.update>) => {
       const out = await handlers.update(...args);
-      if (args[0].input.expirationDate) sweeper.poke();
+      // The input is sealed; a poke is cheap (it re-reads the next expiration date).
+      sweeper.poke();
       return out;
     },
   };
@@ -95,6 +116,13 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
       logger,
       metrics,
       handler: (req) => getMemo(commands, readModel, req),
+    }),
+    serveQuery<MemoGetRequest, unknown>(nc, {
+      subject: Subjects.query.memoResolve,
+      queue: QueueGroups.memo,
+      logger,
+      metrics,
+      handler: (req) => resolveMemo(commands, req),
     }),
     serveQuery<TitleSearchRequest, unknown>(nc, {
       subject: Subjects.query.memoTitleSearch,
@@ -120,6 +148,8 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
       await consumer.stop();
       await sweeper.stop();
       await publisher.stop();
+      keyring.close();
+      await blobs.close();
       await nc.drain().catch(() => undefined);
       await stores.close();
     },

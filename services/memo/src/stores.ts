@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { openSqlite } from '@memex/runtime';
+import { checkpointAfterErase, openSqlite } from '@memex/runtime';
 import type { MemoConfig } from './config';
 import type { EventStore } from './eventStore/port';
 import { SqliteEventStore } from './eventStore/sqlite';
@@ -9,6 +9,8 @@ import { SqliteMemoReadModel } from './readModel/sqlite';
 export interface MemoStores {
   store: EventStore;
   readModel: MemoReadModel;
+  /** After an erasure: makes sure no page of the erased rows survives in a log file (SQLite: WAL checkpoint). */
+  afterErase(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -26,6 +28,9 @@ export async function openMemoStores(config: MemoConfig): Promise<MemoStores> {
   return {
     store,
     readModel,
+    afterErase: async () => {
+      checkpointAfterErase(db);
+    },
     close: async () => {
       if (db.open) db.close();
     },

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Filters } from '../filters';
 import { DateTime, Nullable, Uuid } from './common';
+import { RagConfig, Reference } from './ragConfig';
 
 export const Citation = Type.Object(
   {
@@ -31,6 +32,7 @@ export const ChatBody = Type.Object(
     system_prompt: Type.Optional(Type.String()),
     filters: Type.Optional(Filters),
     chat_id: Type.Optional(Uuid),
+    rag_config: Type.Optional(RagConfig),
   },
   { $id: 'ChatBody', additionalProperties: false },
 );
@@ -43,6 +45,7 @@ export const ChatResponse = Type.Object(
     intermediate_steps: Type.Array(IntermediateStep),
     chat_id: Uuid,
     citations: Type.Array(Citation),
+    references: Type.Optional(Type.Array(Reference, { description: 'With rag_config.references.enabled: the chunks the answer was given, one per chunk' })),
   },
   { $id: 'ChatResponse' },
 );
@@ -55,6 +58,7 @@ export const GenerateBody = Type.Object(
     project_id: Type.Optional(Uuid),
     stream: Type.Optional(Type.Boolean({ default: false })),
     filters: Type.Optional(Filters),
+    rag_config: Type.Optional(RagConfig),
   },
   { $id: 'GenerateBody', additionalProperties: false },
 );
@@ -66,6 +70,7 @@ export const GenerateResponse = Type.Object(
     response: Type.String({ description: 'The document, in Markdown, with [n] citation markers' }),
     intermediate_steps: Type.Array(IntermediateStep),
     citations: Type.Array(Citation),
+    references: Type.Optional(Type.Array(Reference, { description: 'With rag_config.references.enabled: the chunks the document was given, one per chunk' })),
   },
   { $id: 'GenerateResponse' },
 );
@@ -130,5 +135,7 @@ export type ChatParams = Static<typeof ChatParams>;
 export type StreamEvent =
   | { type: 'token'; content: string }
   | { type: 'citations'; citations: Citation[] }
+  /** With rag_config.references.enabled, just before `done`. */
+  | { type: 'references'; references: Reference[] }
   | { type: 'error'; content: string }
   | { type: 'done'; chat_id?: string };

@@ -38,7 +38,7 @@ export const Memo = Type.Object(
     source: Nullable(Type.String({ maxLength: MAX_SHORT_TEXT })),
     type: Type.String(),
     expiration_date: Nullable(DateTime),
-    archived: Type.Boolean(),
+    archived: Type.Boolean({ description: 'Always false: a memo whose expiration_date passes is erased (GET then answers 404)' }),
     pending: Type.Boolean({ description: 'True until chunks, summary and tags exist for the current content' }),
     tags: Type.Array(Tag),
     chunks: Type.Array(Chunk),

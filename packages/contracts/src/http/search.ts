@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Filters } from '../filters';
 import { Nullable, Uuid } from './common';
+import { SearchRagConfig } from './ragConfig';
 
 export const SEARCH_METHODS = ['title_contains', 'title_startswith', 'chunk_vector_search'] as const;
 export type SearchMethod = (typeof SEARCH_METHODS)[number];
@@ -15,6 +16,7 @@ export const SearchBody = Type.Object(
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMIT_MAX, default: SEARCH_LIMIT_DEFAULT })),
     filters: Type.Optional(Filters),
     search_method: Type.Union(SEARCH_METHODS.map((m) => Type.Literal(m))),
+    rag_config: Type.Optional(SearchRagConfig),
   },
   { $id: 'SearchBody', additionalProperties: false },
 );

@@ -8,14 +8,20 @@ import { parseFilters, type Filter } from '../filters';
 import { MAX_SHORT_TEXT } from './common';
 import type { IdType } from './memo';
 import { CHAT_PAGE_SIZE_DEFAULT, CHAT_PAGE_SIZE_MAX } from './chat';
+import { parseRagConfig, type RagOptions } from './ragConfig';
 import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SEARCH_METHODS, type SearchMethod } from './search';
 
 /**
- * Largest memo content, measured as its JSON text in bytes. A memo travels whole in one NATS message
- * (default limit 1 MiB), beside up to 64 KiB of metadata twice; 700 KiB leaves room for both.
- * Longer documents go in as several memos.
+ * Default largest memo content, in UTF-8 bytes (the gateway's `MEMEX_MAX_CONTENT_BYTES`). Content
+ * lives in the blob store and messages carry a reference, so this is bounded by memory and time,
+ * not by NATS `max_payload`. Larger content is refused with 413.
  */
-export const MAX_CONTENT_BYTES = 700 * 1024;
+export const MAX_CONTENT_BYTES = 16 * 1024 * 1024;
+
+/** Limits a deployment configures (defaults above). */
+export interface MemoBodyLimits {
+  maxContentBytes?: number;
+}
 /** Largest metadata object, as serialized JSON. */
 export const MAX_METADATA_BYTES = 64 * 1024;
 export const MAX_TAGS = 100;
@@ -64,7 +70,7 @@ function capitalize(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
-function content(value: unknown, required: boolean): string | undefined {
+function content(value: unknown, required: boolean, maxBytes = MAX_CONTENT_BYTES): string | undefined {
   if (value === undefined || value === null) {
     if (required) throw bad('Content is required');
     if (value === null) throw bad('content must be a string');
@@ -72,9 +78,9 @@ function content(value: unknown, required: boolean): string | undefined {
   }
   if (typeof value !== 'string') throw bad('content must be a string');
   if (value.trim() === '') throw bad(required ? 'Content is required' : 'content must not be empty');
-  // A UTF-16 unit is at most 6 bytes of JSON (\uXXXX): short strings need no measuring.
-  if (value.length * 6 > MAX_CONTENT_BYTES && Buffer.byteLength(JSON.stringify(value)) > MAX_CONTENT_BYTES) {
-    throw bad(`content must be at most ${MAX_CONTENT_BYTES} bytes (as JSON)`);
+  // A UTF-16 unit is at most 3 bytes of UTF-8: short strings need no measuring.
+  if (value.length * 3 > maxBytes && Buffer.byteLength(value, 'utf8') > maxBytes) {
+    throw new MemexError('PayloadTooLarge', `content must be at most ${maxBytes} bytes (UTF-8)`);
   }
   return value;
 }
@@ -153,13 +159,13 @@ export interface CreateMemoInput {
 
 export const DEFAULT_MEMO_TYPE = 'text';
 
-export function parseCreateMemoBody(body: unknown): CreateMemoInput {
+export function parseCreateMemoBody(body: unknown, limits: MemoBodyLimits = {}): CreateMemoInput {
   const b = asObject(body);
   rejectUnknown(b, ['title', 'content', 'metadata', 'reference_id', 'tags', 'source', 'type', 'expiration_date']);
   const title = shortText(b.title, 'title', { required: true }) as string;
   return {
     title,
-    content: content(b.content, true) as string,
+    content: content(b.content, true, limits.maxContentBytes) as string,
     metadata: metadata(b.metadata) ?? {},
     referenceId: (shortText(b.reference_id, 'reference_id', { nullable: true }) as string | null | undefined) ?? null,
     tags: tags(b.tags) ?? [],
@@ -180,7 +186,7 @@ export interface UpdateMemoInput {
   content?: string;
 }
 
-export function parseUpdateMemoBody(body: unknown): UpdateMemoInput {
+export function parseUpdateMemoBody(body: unknown, limits: MemoBodyLimits = {}): UpdateMemoInput {
   const b = asObject(body);
   rejectUnknown(b, ['title', 'metadata', 'client_reference_id', 'source', 'type', 'expiration_date', 'content']);
   if (b.reference_id !== undefined) throw bad("Unknown field: 'reference_id' (on update it is 'client_reference_id')");
@@ -198,7 +204,7 @@ export function parseUpdateMemoBody(body: unknown): UpdateMemoInput {
   if (b.source !== undefined) out.source = (shortText(b.source, 'source', { nullable: true }) as string | null) ?? null;
   if (b.type !== undefined) out.type = memoType(b.type);
   if (b.expiration_date !== undefined) out.expirationDate = dateTime(b.expiration_date, 'expiration_date', true) ?? null;
-  if (b.content !== undefined) out.content = content(b.content, false);
+  if (b.content !== undefined) out.content = content(b.content, false, limits.maxContentBytes);
   return out;
 }
 
@@ -239,6 +245,7 @@ export interface SearchInput {
   limit: number;
   filters: Filter[];
   searchMethod: SearchMethod;
+  rag?: RagOptions;
 }
 
 export function parseSearchBody(body: unknown): SearchInput {
@@ -255,9 +262,9 @@ export function parseSearchBody(body: unknown): SearchInput {
     limit = b.limit;
   }
   const filters = parseFilters(b.filters);
-  rejectUnknown(b, ['query', 'project_id', 'limit', 'filters', 'search_method']);
+  rejectUnknown(b, ['query', 'project_id', 'limit', 'filters', 'search_method', 'rag_config']);
   const pid = projectId(b.project_id);
-  return { query, limit, filters, searchMethod: b.search_method as SearchMethod, ...(pid ? { projectId: pid } : {}) };
+  return { query, limit, filters, searchMethod: b.search_method as SearchMethod, ...(pid ? { projectId: pid } : {}), ...withRag(b.rag_config, 'search') };
 }
 
 export interface ChatInput {
@@ -267,13 +274,14 @@ export interface ChatInput {
   systemPrompt?: string;
   filters: Filter[];
   chatId?: string;
+  rag?: RagOptions;
 }
 
 export function parseChatBody(body: unknown): ChatInput {
   const b = asObject(body);
   const query = requiredText(b.query, 'QueryRequired');
   const filters = parseFilters(b.filters);
-  rejectUnknown(b, ['query', 'project_id', 'stream', 'system_prompt', 'filters', 'chat_id']);
+  rejectUnknown(b, ['query', 'project_id', 'stream', 'system_prompt', 'filters', 'chat_id', 'rag_config']);
   if (b.chat_id !== undefined && b.chat_id !== null && !isUuid(b.chat_id)) throw new MemexError('ChatNotFound');
   const pid = projectId(b.project_id);
   const systemPrompt = optionalText(b.system_prompt, 'system_prompt');
@@ -284,6 +292,7 @@ export function parseChatBody(body: unknown): ChatInput {
     ...(pid ? { projectId: pid } : {}),
     ...(systemPrompt !== undefined ? { systemPrompt } : {}),
     ...(typeof b.chat_id === 'string' ? { chatId: b.chat_id.toLowerCase() } : {}),
+    ...withRag(b.rag_config, 'chat'),
   };
 }
 
@@ -293,13 +302,14 @@ export interface GenerateInput {
   projectId?: string;
   stream: boolean;
   filters: Filter[];
+  rag?: RagOptions;
 }
 
 export function parseGenerateBody(body: unknown): GenerateInput {
   const b = asObject(body);
   const prompt = requiredText(b.prompt, 'PromptRequired');
   const filters = parseFilters(b.filters);
-  rejectUnknown(b, ['prompt', 'rules', 'project_id', 'stream', 'filters']);
+  rejectUnknown(b, ['prompt', 'rules', 'project_id', 'stream', 'filters', 'rag_config']);
   const pid = projectId(b.project_id);
   const rules = optionalText(b.rules, 'rules');
   return {
@@ -308,7 +318,14 @@ export function parseGenerateBody(body: unknown): GenerateInput {
     filters,
     ...(pid ? { projectId: pid } : {}),
     ...(rules !== undefined ? { rules } : {}),
+    ...withRag(b.rag_config, 'generate'),
   };
+}
+
+/** `{ rag }` when the body has a `rag_config`, else nothing (see ragConfig.ts for the rules). */
+function withRag(value: unknown, where: 'chat' | 'generate' | 'search'): { rag?: RagOptions } {
+  const rag = parseRagConfig(value, where);
+  return rag ? { rag } : {};
 }
 
 function positiveInt(value: unknown, field: string, fallback: number, max?: number): number {

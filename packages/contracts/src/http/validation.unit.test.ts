@@ -70,9 +70,20 @@ describe('request validation', () => {
     expect(error(() => parseCreateMemoBody(body))).toBe(text);
   });
 
-  it('limits content by its size as JSON', () => {
-    expect(() => parseCreateMemoBody({ title: 't', content: 'x'.repeat(MAX_CONTENT_BYTES - 10) })).not.toThrow();
-    expect(error(() => parseCreateMemoBody({ title: 't', content: 'x'.repeat(MAX_CONTENT_BYTES) }))).toMatch(/content must be at most/);
+  it('limits content by its size in UTF-8 and answers 413 above it', () => {
+    const code = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (e) {
+        return (e as MemexError).code;
+      }
+      return undefined;
+    };
+    expect(() => parseCreateMemoBody({ title: 't', content: 'x'.repeat(MAX_CONTENT_BYTES) })).not.toThrow();
+    expect(code(() => parseCreateMemoBody({ title: 't', content: 'x'.repeat(MAX_CONTENT_BYTES + 1) }))).toBe('PayloadTooLarge');
+    // Measured in UTF-8: 'é' is two bytes.
+    expect(code(() => parseCreateMemoBody({ title: 't', content: 'é'.repeat(600) }, { maxContentBytes: 1000 }))).toBe('PayloadTooLarge');
+    expect(() => parseUpdateMemoBody({ content: 'é'.repeat(500) }, { maxContentBytes: 1000 })).not.toThrow();
   });
 
   it('keeps only the fields an update names, and lets null clear the optional ones', () => {

@@ -11,6 +11,7 @@ import {
   type MemoCommandResult,
 } from '@memex/contracts';
 import { decodeJson, encodeJson } from '../nats/codec';
+import { natsConnected } from '../nats/connection';
 import { fromNatsError } from '../nats/errors';
 
 export interface SendOptions {
@@ -71,6 +72,8 @@ export class CommandClient {
     payload: MemoCommandPayload<N>,
     options: SendOptions = {},
   ): Promise<CommandOutcome<MemoCommandResult<N>>> {
+    // While NATS is unreachable a publish would only wait for its timeout: refuse at once instead.
+    if (!natsConnected(this.nc)) throw new MemexError('ServiceUnavailable', undefined, { cause: new Error('NATS is not connected') });
     const commandId = options.commandId ?? randomUUID();
     // One send, one stored message: publish retries within this call reuse the token as Nats-Msg-Id.
     const token = randomUUID().replaceAll('-', '');
@@ -116,6 +119,7 @@ export class CommandClient {
     deadline: number,
   ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
+      if (attempt > 1 && !natsConnected(this.nc)) throw new MemexError('ServiceUnavailable', undefined, { cause: new Error('NATS is not connected') });
       try {
         await this.js.publish(subject, data, { msgID, headers, timeout: Math.max(500, Math.min(5_000, deadline - Date.now())) });
         return;

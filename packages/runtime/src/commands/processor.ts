@@ -1,4 +1,5 @@
 import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
+import { KeyErasedError } from '../keyring/keyring';
 import type { NatsConnection } from '@nats-io/nats-core';
 import {
   Consumers,
@@ -85,9 +86,11 @@ export function serveMemoCommands(options: {
         commands?.inc({ command: name, outcome: 'ok' });
         return { kind: 'ack' };
       } catch (error) {
-        if (error instanceof MemexError) {
-          reply(msg, { ok: false, error: error.toWire() });
-          commands?.inc({ command: name, outcome: error.code });
+        // A command about an erased memo (its key is gone) is "not found", never retried.
+        if (error instanceof MemexError || error instanceof KeyErasedError) {
+          const wire = error instanceof MemexError ? error.toWire() : new MemexError('MemoNotFound').toWire();
+          reply(msg, { ok: false, error: wire });
+          commands?.inc({ command: name, outcome: wire.code });
           return { kind: 'ack' };
         }
         commands?.inc({ command: name, outcome: 'failed' });

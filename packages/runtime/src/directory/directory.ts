@@ -35,6 +35,8 @@ export const ORG_TOKEN_PREFIX = 'mxo_';
 /** The organization `project create` uses when none is named, and its fixed id. */
 export const DEFAULT_ORGANIZATION_NAME = 'default';
 export const DEFAULT_ORGANIZATION_ID = '00000000-0000-4000-8000-000000000001';
+/** Keys in the organizations bucket that claim a project name: `project-name.<organization id>.<sha256 of the name>`. */
+const PROJECT_NAME_PREFIX = 'project-name.';
 
 /** Keys and tokens are 256-bit random secrets, so an unsalted SHA-256 is a safe lookup key. */
 export function hashSecret(secret: string): string {
@@ -94,6 +96,7 @@ export class Directory {
   async listOrganizations(): Promise<OrganizationRecord[]> {
     const out: OrganizationRecord[] = [];
     for await (const key of await this.organizations.keys()) {
+      if (key.startsWith(PROJECT_NAME_PREFIX)) continue;
       const org = await this.getOrganization(key);
       if (org) out.push(org);
     }
@@ -122,10 +125,46 @@ export class Directory {
     return this.read<ProjectRecord>(this.projects, id);
   }
 
+  /** Projects, oldest first; of one organization when named. */
+  async listProjects(organizationId?: string): Promise<ProjectRecord[]> {
+    const out: ProjectRecord[] = [];
+    for await (const key of await this.projects.keys()) {
+      const project = await this.getProject(key);
+      if (project && (!organizationId || project.organizationId === organizationId)) out.push(project);
+    }
+    return out.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  /** A project's live API keys: a fingerprint (the start of the key's hash) and when it was made; never the key. */
+  async listKeys(projectId: string): Promise<{ fingerprint: string; createdAt: string }[]> {
+    const project = await this.getProject(projectId);
+    if (!project) throw new DirectoryError(`No project ${projectId}`);
+    const out: { fingerprint: string; createdAt: string }[] = [];
+    for (const hash of project.keyHashes) {
+      const record = await this.read<ApiKeyRecord>(this.apiKeys, hash);
+      if (record) out.push({ fingerprint: hash.slice(0, 16), createdAt: record.createdAt });
+    }
+    return out;
+  }
+
+  /**
+   * Project names are unique within an organization: a name is claimed with a create-if-absent key,
+   * so two CLIs racing on one name make one project; the other gets a `DirectoryError`.
+   */
   async createProject(name: string, organizationId?: string): Promise<{ project: ProjectRecord; apiKey: string }> {
     const org = organizationId ? await this.getOrganization(organizationId) : await this.defaultOrganization();
     if (!org) throw new DirectoryError(`No organization ${organizationId}`);
     const project: ProjectRecord = { id: randomUUID(), organizationId: org.id, name, createdAt: new Date().toISOString(), keyHashes: [] };
+    const taken = () => new DirectoryError(`a project named "${name}" already exists in organization ${org.id} (${org.name})`);
+    // Projects made before names were claimed are found by a scan.
+    if ((await this.listProjects(org.id)).some((p) => p.name === name)) throw taken();
+    const claim = `${PROJECT_NAME_PREFIX}${org.id}.${hashSecret(name)}`;
+    try {
+      await this.organizations.create(claim, encodeJson({ projectId: project.id }));
+    } catch (error) {
+      if (await this.read(this.organizations, claim)) throw taken();
+      throw error;
+    }
     const { apiKey, hash } = await this.storeKey(project);
     await this.projects.create(project.id, encodeJson({ ...project, keyHashes: [hash] }));
     return { project: { ...project, keyHashes: [hash] }, apiKey };

@@ -1,5 +1,6 @@
 import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
-import { Headers, Streams, type ConsumerName, type MemoEventMessage } from '@memex/contracts';
+import { Headers, Streams, type ConsumerName, type MemoEventMessage, type SealedEventBody } from '@memex/contracts';
+import { KeyErasedError, type Keyring } from '../keyring/keyring';
 import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/registry';
 import { decodeJson } from '../nats/codec';
@@ -24,11 +25,22 @@ export interface ConsumeMemoEventsOptions {
   onDeadLetter?: (event: MemoEventMessage, error: unknown) => Promise<void>;
   metrics?: Metrics;
   retry?: RetryOverrides;
+  /** Opens sealed events; an event whose memo key is erased is acknowledged and skipped. */
+  keyring: Keyring;
+}
+
+/** Opens a sealed event message in place of its envelope; throws `KeyErasedError` once the key is gone. */
+export async function openEvent(keyring: Keyring, event: MemoEventMessage): Promise<MemoEventMessage> {
+  if (event.sealed === undefined) return event;
+  const { memoId, projectId } = event.data as { memoId: string; projectId: string };
+  const body = await keyring.openJson<SealedEventBody>(projectId, memoId, event.sealed);
+  const { sealed: _sealed, ...envelope } = event;
+  return { ...envelope, data: body.data, memo: body.memo } as MemoEventMessage;
 }
 
 /** Runs a durable consumer of memo events; a handler that throws is retried with backoff. */
 export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<ConsumerRunner> {
-  const { js, consumer, logger, concurrency = 8, handle, onDeadLetter, metrics, retry } = options;
+  const { js, consumer, logger, concurrency = 8, handle, onDeadLetter, metrics, retry, keyring } = options;
   const parse = (msg: JsMsg) => decodeJson<MemoEventMessage>(msg.data);
   return runConsumer({
     js,
@@ -46,6 +58,13 @@ export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<Co
         logger.error({ err: error, seq: msg.seq }, 'unreadable memo event skipped');
         return { kind: 'ack' };
       }
+      try {
+        event = await openEvent(keyring, event);
+      } catch (error) {
+        // Erased memo: nothing left to process, and retrying cannot bring the key back.
+        if (error instanceof KeyErasedError) return { kind: 'ack' };
+        return { kind: 'retry', error };
+      }
       // The request that caused the event, so its processing logs line up with the request's.
       const requestId = msg.headers?.get(Headers.requestId);
       const log = requestId ? logger.child({ requestId, memoEvent: event.type }) : logger;
@@ -56,6 +75,13 @@ export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<Co
         return { kind: 'retry', error };
       }
     },
-    ...(onDeadLetter ? { onDeadLetter: (msg: JsMsg, error: unknown) => onDeadLetter(parse(msg), error) } : {}),
+    ...(onDeadLetter
+      ? {
+          onDeadLetter: async (msg: JsMsg, error: unknown) => {
+            const event = await openEvent(keyring, parse(msg)).catch(() => undefined);
+            if (event) await onDeadLetter(event, error);
+          },
+        }
+      : {}),
   });
 }

@@ -20,6 +20,8 @@ export interface IndexState {
     replayed?: number;
     total?: number;
   };
+  /** The last re-index that could not run (its model would not load), for the CLI to report. */
+  failed?: { model: string; error: string; at: string };
 }
 
 const KEY = 'state';

@@ -44,9 +44,25 @@ export interface ConnectOptions {
   auth?: NatsAuth;
 }
 
+/** Whether each connection made by `connectNats` is up right now (false from its disconnect to its reconnect). */
+const linkUp = new WeakMap<NatsConnection, boolean>();
+
+/**
+ * Whether `nc` can reach its server now. A dead local server is seen at once (the socket closes); a
+ * silent network loss within two missed pings (`PING_INTERVAL_MS`). Connections not made by
+ * `connectNats` count as up until closed.
+ */
+export function natsConnected(nc: NatsConnection): boolean {
+  return !nc.isClosed() && linkUp.get(nc) !== false;
+}
+
+/** How often the client pings the server; two unanswered pings count as a lost connection. */
+export const PING_INTERVAL_MS = 5_000;
+
 /**
  * Connects with the settings every Memex process wants: no async stack traces (they cost two Error
- * objects per request, ~35% of request/reply throughput), endless reconnects, status logging.
+ * objects per request, ~35% of request/reply throughput), endless reconnects, status logging, and
+ * the link state `natsConnected` reports.
  */
 export async function connectNats({ url, name, logger, timeoutMs = 5_000, auth }: ConnectOptions): Promise<NatsConnection> {
   const nc = await connect({
@@ -57,14 +73,17 @@ export async function connectNats({ url, name, logger, timeoutMs = 5_000, auth }
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
     timeout: timeoutMs,
+    pingInterval: PING_INTERVAL_MS,
+    maxPingOut: 2,
   });
-  if (logger) {
-    void (async () => {
-      for await (const status of nc.status()) {
-        if (status.type === 'ping' || status.type === 'staleConnection') continue;
-        logger.info({ nats: status.type, server: 'server' in status ? status.server : undefined }, 'nats status');
-      }
-    })();
-  }
+  linkUp.set(nc, true);
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect' || status.type === 'staleConnection') linkUp.set(nc, false);
+      else if (status.type === 'reconnect') linkUp.set(nc, true);
+      if (!logger || status.type === 'ping' || status.type === 'staleConnection') continue;
+      logger.info({ nats: status.type, server: 'server' in status ? status.server : undefined }, 'nats status');
+    }
+  })();
   return nc;
 }

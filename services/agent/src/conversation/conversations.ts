@@ -9,6 +9,8 @@ import {
   type ChatListReply,
   type ChatListRequest,
   type IntermediateStep,
+  type RagOptions,
+  type Reference,
 } from '@memex/contracts';
 import { uuidV7, type Logger } from '@memex/runtime';
 import { truncateAtWord } from '@memex/text';
@@ -58,12 +60,24 @@ export class Conversations {
 
   /** Checks what must hold before any token is sent: a continued chat exists in this project. */
   async prepareChat(request: AgentChatRequest): Promise<PreparedChat> {
+    this.checkRag(request.rag);
     if (!request.chatId) return { request, chatId: uuidV7(), version: 0, history: [] };
     const loaded = await this.deps.chats.load(request.chatId);
     if (!loaded || loaded.record.projectId !== request.projectId) throw new MemexError('ChatNotFound');
     const history: HistoryTurn[] = [];
     for (const e of loaded.events) if (e.type === 'MessageAdded') history.push({ role: e.data.sentBy, content: e.data.content });
     return { request, chatId: request.chatId, version: loaded.record.version, history: history.slice(-HISTORY_TURNS) };
+  }
+
+  /** What must hold before a generate starts: the same rag_config checks as chat. */
+  prepareGenerate(request: AgentGenerateRequest): void {
+    this.checkRag(request.rag);
+  }
+
+  /** `rag_config.llm_provider` must name the provider this agent answers with. */
+  private checkRag(rag: RagOptions | undefined): void {
+    if (rag?.llmProvider !== undefined && rag.llmProvider !== this.deps.llm.name)
+      throw new MemexError('InvalidRequest', `rag_config.llm_provider '${rag.llmProvider}' is not configured on this server; it answers with '${this.deps.llm.name}'`);
   }
 
   /**
@@ -77,13 +91,17 @@ export class Conversations {
     fallback: string | undefined,
     onToken: TokenSink,
     signal: AbortSignal,
-  ): Promise<{ text: string; citations: AgentChatReply['citations']; steps: IntermediateStep[] }> {
+  ): Promise<{ text: string; citations: AgentChatReply['citations']; steps: IntermediateStep[]; references?: Reference[] }> {
     let found;
     try {
-      found = await this.deps.retriever.search(scope, request.input, 1);
+      const searchText = scope.rag?.queryRewrite ? await this.rewrite(request, signal) : request.input;
+      found = await this.deps.retriever.search(scope, searchText, 1);
       // A follow-up like "and what did it cost?" finds more with the previous question beside it.
       if (found.passages.length === 0 && fallback) found = await this.deps.retriever.search(scope, `${fallback} ${request.input}`, 1);
     } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      // A bad rag_config the indexer refused (reranking without a reranker) stays a 400.
+      if (error instanceof MemexError && error.code === 'InvalidRequest') throw error;
       throw agentError(error);
     }
     const seen = [...found.passages];
@@ -101,14 +119,35 @@ export class Conversations {
       if (signal.aborted) throw signal.reason;
       throw agentError(error);
     }
-    return { text: result.text, citations: citationsFrom(result.text, seen), steps: [found.step, ...extraSteps] };
+    const references = scope.rag?.references ? referencesFrom(result.passages.length > 0 ? result.passages : seen) : undefined;
+    return { text: result.text, citations: citationsFrom(result.text, seen), steps: [found.step, ...extraSteps], ...(references ? { references } : {}) };
+  }
+
+  /**
+   * rag_config.query_rewrite: a follow-up becomes a standalone search query. The LLM writes it when
+   * the provider can; otherwise (or when it fails) the previous question is put beside the new one.
+   * A first question has nothing to resolve and is searched as asked.
+   */
+  private async rewrite(request: Omit<AnswerRequest, 'passages' | 'search'>, signal: AbortSignal): Promise<string> {
+    if (request.history.length === 0) return request.input;
+    if (this.deps.llm.rewriteQuery) {
+      try {
+        const rewritten = (await this.deps.llm.rewriteQuery(request.input, request.history, signal)).trim();
+        if (rewritten !== '') return rewritten.slice(0, 1_000);
+      } catch (error) {
+        if (signal.aborted) throw error;
+        this.deps.logger.warn({ err: error }, 'query rewrite failed; searching with the previous question beside the new one');
+      }
+    }
+    const previous = [...request.history].reverse().find((h) => h.role === 'user')?.content;
+    return previous ? `${previous} ${request.input}` : request.input;
   }
 
   async runChat(prepared: PreparedChat, onToken: TokenSink, signal: AbortSignal): Promise<AgentChatReply> {
     const { request, chatId, history } = prepared;
     const lastQuestion = [...history].reverse().find((h) => h.role === 'user')?.content;
-    const { text, citations, steps } = await this.answer(
-      { projectId: request.projectId, filters: request.filters },
+    const { text, citations, steps, references } = await this.answer(
+      { projectId: request.projectId, filters: request.filters, ...(request.rag ? { rag: request.rag } : {}) },
       {
         kind: 'chat',
         input: request.query,
@@ -120,7 +159,7 @@ export class Conversations {
       signal,
     );
     await this.record(prepared, text, citations, steps);
-    return { chatId, response: text, intermediateSteps: steps, citations };
+    return { chatId, response: text, intermediateSteps: steps, citations, ...(references ? { references } : {}) };
   }
 
   /** Appends the question and the answer; a concurrent turn on the same chat just moves us after it. */
@@ -158,14 +197,15 @@ export class Conversations {
   }
 
   async runGenerate(request: AgentGenerateRequest, onToken: TokenSink, signal: AbortSignal): Promise<AgentGenerateReply> {
-    const { text, citations, steps } = await this.answer(
-      { projectId: request.projectId, filters: request.filters },
+    this.checkRag(request.rag);
+    const { text, citations, steps, references } = await this.answer(
+      { projectId: request.projectId, filters: request.filters, ...(request.rag ? { rag: request.rag } : {}) },
       { kind: 'generate', input: request.prompt, ...(request.rules !== undefined ? { rules: request.rules } : {}), history: [] },
       undefined,
       onToken,
       signal,
     );
-    return { response: text, intermediateSteps: steps, citations };
+    return { response: text, intermediateSteps: steps, citations, ...(references ? { references } : {}) };
   }
 
   async listChats(request: ChatListRequest): Promise<ChatListReply> {
@@ -198,4 +238,13 @@ export class Conversations {
       ),
     };
   }
+}
+
+/** The chunks the model was given, once each, in passage order: what `references` lists. */
+function referencesFrom(passages: readonly Passage[]): Reference[] {
+  const seen = new Set<string>();
+  return [...passages]
+    .sort((a, b) => a.n - b.n)
+    .filter((p) => !seen.has(p.chunkId) && seen.add(p.chunkId))
+    .map((p) => ({ memo_uuid: p.memoId, memo_title: p.memoTitle, chunk_uuid: p.chunkId }));
 }

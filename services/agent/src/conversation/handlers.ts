@@ -102,6 +102,7 @@ export function serveConversations(nc: NatsConnection, conversations: Conversati
       logger,
       ...(metrics ? { metrics } : {}),
       handler: async (request, ctx) => {
+        conversations.prepareGenerate(request);
         if (!request.streamId) return conversations.runGenerate(request, async () => undefined, neverAborted);
         const writer = new TokenStreamWriter(nc, request.streamId);
         void stream(writer, (onToken, signal) => conversations.runGenerate(request, onToken, signal), ctx.logger, count('generate'), active);

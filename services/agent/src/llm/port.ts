@@ -55,6 +55,11 @@ export interface LlmProvider {
   summarize(content: string, signal?: AbortSignal): Promise<{ summary: string; tags: string[] }>;
   /** Streams an answer or document through `onToken` and returns it whole; stops when `signal` aborts. */
   answer(request: AnswerRequest, onToken: TokenSink, signal: AbortSignal): Promise<AnswerResult>;
+  /**
+   * Optional: turns a follow-up question into a standalone search query using the conversation
+   * (rag_config.query_rewrite). Providers without it get a heuristic rewrite from the agent.
+   */
+  rewriteQuery?(input: string, history: HistoryTurn[], signal: AbortSignal): Promise<string>;
   /** Whether the provider can serve now (e.g. Ollama reachable and the model pulled), and why not. */
   readiness(): Promise<{ ready: boolean; details: Record<string, unknown> }>;
 }

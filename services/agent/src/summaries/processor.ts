@@ -1,9 +1,15 @@
-import type { MemoEventMessage } from '@memex/contracts';
-import type { CommandClient, Logger } from '@memex/runtime';
+import type { ContentRef, MemoEventMessage, SummaryResult } from '@memex/contracts';
+import { isKeyErased, type CommandClient, type ContentStore, type Logger } from '@memex/runtime';
 import type { LlmProvider } from '../llm/port';
 
 /** Most tags generated per revision (client tags given at creation come on top). */
 export const MAX_GENERATED_TAGS = 8;
+
+/**
+ * Summaries and tags read at most this many characters of a revision (its beginning), so a 16 MiB
+ * memo is summarized in about the time of a 256 KiB one.
+ */
+export const SUMMARY_INPUT_CHARS = 256 * 1024;
 
 /**
  * Summaries and tags for every new content revision, recorded through the memo service, which drops
@@ -13,16 +19,27 @@ export class SummaryProcessor {
   constructor(
     private readonly llm: LlmProvider,
     private readonly commands: CommandClient,
+    private readonly content: ContentStore,
   ) {}
 
   async handle(event: MemoEventMessage, logger?: Logger): Promise<void> {
     if (event.type !== 'MemoCreated' && event.type !== 'MemoContentChanged') return;
-    const { memoId, projectId, revision, content } = event.data as { memoId: string; projectId: string; revision: number; content: string };
+    const { memoId, projectId, revision, content: ref } = event.data as { memoId: string; projectId: string; revision: number; content: ContentRef };
     if (event.memo && event.memo.revision > revision) return;
-    const { summary, tags } = await this.llm.summarize(content);
-    const clean = [...new Set(tags.map((t) => t.trim().toLowerCase()).filter((t) => t.length > 0 && t.length <= 100))].slice(0, MAX_GENERATED_TAGS);
-    const requestId = (logger?.bindings() as { requestId?: string } | undefined)?.requestId;
-    await this.commands.send('record-summary', { projectId, memoId, revision, summary, tags: clean }, requestId ? { requestId } : {});
+    try {
+      const content = await this.content.read(projectId, memoId, ref);
+      // Replaced by a newer revision (its blob is gone): the result would be dropped anyway.
+      if (content === undefined) return;
+      const { summary, tags } = await this.llm.summarize(content.length > SUMMARY_INPUT_CHARS ? content.slice(0, SUMMARY_INPUT_CHARS) : content);
+      const clean = [...new Set(tags.map((t) => t.trim().toLowerCase()).filter((t) => t.length > 0 && t.length <= 100))].slice(0, MAX_GENERATED_TAGS);
+      const requestId = (logger?.bindings() as { requestId?: string } | undefined)?.requestId;
+      const sealed = await this.content.keyring.sealJson(projectId, memoId, { summary, tags: clean } satisfies SummaryResult);
+      await this.commands.send('record-summary', { projectId, memoId, revision, sealed }, requestId ? { requestId } : {});
+    } catch (error) {
+      // The memo was erased meanwhile.
+      if (isKeyErased(error)) return;
+      throw error;
+    }
   }
 
   async recordFailure(event: MemoEventMessage, error: unknown): Promise<void> {

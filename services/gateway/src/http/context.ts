@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { Consumers, MemexError, Streams } from '@memex/contracts';
-import { waitForConsumer, type CommandClient, type Logger, type Metrics } from '@memex/runtime';
+import { waitForConsumer, type CommandClient, type ContentStore, type Logger, type Metrics } from '@memex/runtime';
 import { authenticate, projectFor, type Credentials } from '../auth/authenticate';
 import type { GatewayConfig } from '../config';
 import type { RateLimiter } from '../rateLimit/limiter';
@@ -12,6 +12,8 @@ export interface GatewayDeps {
   nc: NatsConnection;
   jsm: JetStreamManager;
   commands: CommandClient;
+  /** Memo content: sealed blobs (claim-check) and the memo keys. */
+  content: ContentStore;
   credentials: Credentials;
   limiter: RateLimiter;
   logger: Logger;

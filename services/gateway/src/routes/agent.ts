@@ -115,7 +115,10 @@ async function sse(request: FastifyRequest, reply: FastifyReply, reader: TokenSt
     for await (const message of reader) {
       if (message.kind === 'token') await event({ type: 'token', content: message.content });
       else if (message.kind === 'citations') await event({ type: 'citations', citations: message.citations });
-      else if (message.kind === 'end') break;
+      else if (message.kind === 'end') {
+        if (message.reply.references) await event({ type: 'references', references: message.reply.references });
+        break;
+      }
       else if (message.kind === 'fail') {
         await event({ type: 'error', content: MemexError.fromWire(message.error).message });
         break;
@@ -148,7 +151,8 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         description:
           'Retrieves context from the project (within `filters`), answers with [n] citations, and keeps the chat. ' +
           '`chat_id` continues a chat. With `stream: true` the answer comes as Server-Sent Events: `: ping`, ' +
-          '`{"type":"token","content"}`…, `{"type":"citations","citations"}`, `{"type":"done","chat_id"}`; a failure ' +
+          '`{"type":"token","content"}`…, `{"type":"citations","citations"}`, with `rag_config.references.enabled` ' +
+          '`{"type":"references","references"}`, then `{"type":"done","chat_id"}`; a failure ' +
           'mid-stream is `{"type":"error","content"}` then done.',
         tags: ['agent'],
         body: ChatBody,
@@ -164,6 +168,7 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         filters: input.filters,
         ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
         ...(input.chatId !== undefined ? { chatId: input.chatId } : {}),
+        ...(input.rag ? { rag: input.rag } : {}),
       };
       const { reader, accepted } = await startAnswer(deps, Subjects.query.agentChat, body, ctx.requestId);
       if (input.stream) {
@@ -172,7 +177,14 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         return reply;
       }
       const answer = (await collect(request, reader, timeoutMs)) as AgentChatReply;
-      return { ok: true, response: answer.response, intermediate_steps: answer.intermediateSteps, chat_id: answer.chatId, citations: answer.citations };
+      return {
+        ok: true,
+        response: answer.response,
+        intermediate_steps: answer.intermediateSteps,
+        chat_id: answer.chatId,
+        citations: answer.citations,
+        ...(answer.references ? { references: answer.references } : {}),
+      };
     },
   );
 
@@ -197,6 +209,7 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         prompt: input.prompt,
         filters: input.filters,
         ...(input.rules !== undefined ? { rules: input.rules } : {}),
+        ...(input.rag ? { rag: input.rag } : {}),
       };
       const { reader } = await startAnswer(deps, Subjects.query.agentGenerate, body, ctx.requestId);
       if (input.stream) {
@@ -204,7 +217,13 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         return reply;
       }
       const answer = await collect(request, reader, timeoutMs);
-      return { ok: true, response: answer.response, intermediate_steps: answer.intermediateSteps, citations: answer.citations };
+      return {
+        ok: true,
+        response: answer.response,
+        intermediate_steps: answer.intermediateSteps,
+        citations: answer.citations,
+        ...(answer.references ? { references: answer.references } : {}),
+      };
     },
   );
 

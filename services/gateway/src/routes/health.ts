@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { SERVICE_NAMES } from '@memex/contracts';
-import { collectMetrics, pingService, renderPrometheus, type HealthReport } from '@memex/runtime';
+import { collectMetrics, readinessProbe, renderPrometheus } from '@memex/runtime';
 import type { GatewayDeps } from '../http/context';
 
 const ReadyResponse = Type.Object({
@@ -9,9 +9,6 @@ const ReadyResponse = Type.Object({
   nats: Type.Boolean(),
   services: Type.Record(Type.String(), Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])),
 });
-
-/** Readiness is cached this long: a load balancer probing every second doesn't ping every service each time. */
-const READY_CACHE_MS = 1_000;
 
 export function healthRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.get(
@@ -38,7 +35,7 @@ export function healthRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     },
   );
 
-  let cached: { at: number; body: { ready: boolean; nats: boolean; services: Record<string, HealthReport | null> } } | undefined;
+  const readiness = readinessProbe(deps.nc, ['memo', 'indexer', 'agent']);
   app.get(
     '/readyz',
     {
@@ -50,16 +47,8 @@ export function healthRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       },
     },
     async (_request, reply) => {
-      if (!cached || Date.now() - cached.at > READY_CACHE_MS) {
-        const nats = !deps.nc.isClosed();
-        const [memo, indexer, agent] = nats
-          ? await Promise.all((['memo', 'indexer', 'agent'] as const).map((s) => pingService(deps.nc, s, 1_000)))
-          : [undefined, undefined, undefined];
-        const services = { memo: memo ?? null, indexer: indexer ?? null, agent: agent ?? null };
-        const ready = nats && Object.values(services).every((s) => s !== null && s.ready);
-        cached = { at: Date.now(), body: { ready, nats, services } };
-      }
-      return reply.code(cached.body.ready ? 200 : 503).send(cached.body);
+      const body = await readiness();
+      return reply.code(body.ready ? 200 : 503).send(body);
     },
   );
 }

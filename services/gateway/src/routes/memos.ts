@@ -16,9 +16,15 @@ import {
   parseUpdateMemoBody,
   type MemoGetRequest,
   type MemoRef,
+  type ContentRef,
+  type MemoResolveReply,
+  type MemoView,
+  type StoredCreateInput,
+  type StoredUpdateInput,
 } from '@memex/contracts';
 import { query, uuidV5, uuidV7 } from '@memex/runtime';
 import { awaitSearchConsistency, requestContext, requestedProject, type GatewayDeps } from '../http/context';
+import { memoBody } from './memoBody';
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };
 
@@ -33,8 +39,33 @@ function memoRef(params: unknown, querystring: unknown): MemoRef {
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
-  const { commands, config } = deps;
+  const { commands, config, content } = deps;
+  const { keyring } = content;
   const commandOptions = (requestId: string) => ({ requestId, timeoutMs: config.MEMEX_COMMAND_TIMEOUT_MS });
+  const limits = { maxContentBytes: config.MEMEX_MAX_CONTENT_BYTES };
+  const queryOptions = (requestId: string) => ({ requestId, timeoutMs: config.MEMEX_QUERY_TIMEOUT_MS });
+
+  /** The memo a route addresses, which must belong to the caller's project. */
+  const resolveOwn = async (projectId: string, ref: MemoRef, requestId: string): Promise<string> => {
+    const { memoId, ownerProjectId } = await query<MemoGetRequest, MemoResolveReply>(
+      deps.nc,
+      Subjects.query.memoResolve,
+      { projectId, ref },
+      queryOptions(requestId),
+    );
+    if (ownerProjectId !== projectId) throw new MemexError('ResourceNotInProject');
+    return memoId;
+  };
+
+  /** Runs a command that references a freshly written blob; the blob goes again if the command fails. */
+  const withBlob = async <T>(ref: ContentRef | undefined, send: () => Promise<T>): Promise<T> => {
+    try {
+      return await send();
+    } catch (error) {
+      if (ref) await content.remove(ref).catch(() => undefined);
+      throw error;
+    }
+  };
 
   app.post(
     '/api/v1/memo',
@@ -51,7 +82,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     },
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
-      const input = parseCreateMemoBody(request.body);
+      const input = parseCreateMemoBody(request.body, limits);
       const key = request.headers['idempotency-key'];
       let memoId = uuidV7();
       let commandId: string | undefined;
@@ -60,7 +91,16 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         memoId = uuidV5(`idempotency:${ctx.projectId}:${key}`);
         commandId = memoId;
       }
-      await commands.send('create', { projectId: ctx.projectId, memoId, input }, { ...commandOptions(ctx.requestId), ...(commandId ? { commandId } : {}) });
+      // Claim-check: the content goes to the blob store sealed with the memo's (new) key; the command
+      // carries its reference and the other fields, sealed too.
+      const { projectId } = ctx;
+      await keyring.create(projectId, memoId);
+      const ref = await content.write(projectId, memoId, input.content);
+      const stored: StoredCreateInput = { ...input, content: ref };
+      const sealed = await keyring.sealJson(projectId, memoId, stored);
+      await withBlob(ref, () =>
+        commands.send('create', { projectId, memoId, sealed }, { ...commandOptions(ctx.requestId), ...(commandId ? { commandId } : {}) }),
+      );
       reply.header('Location', `/api/v1/memo/${memoId}`);
       return { ok: true as const, memo_uuid: memoId };
     },
@@ -81,10 +121,14 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const ref = memoRef(request.params, request.query);
-      return query<MemoGetRequest, Memo>(deps.nc, Subjects.query.memoGet, { projectId: ctx.projectId, ref }, {
-        requestId: ctx.requestId,
-        timeoutMs: config.MEMEX_QUERY_TIMEOUT_MS,
+      const view = await query<MemoGetRequest, MemoView>(deps.nc, Subjects.query.memoGet, { projectId: ctx.projectId, ref }, queryOptions(ctx.requestId));
+      const text = await content.read(ctx.projectId, view.uuid, view.content_ref).catch((error: unknown) => {
+        // Erased between the read model and now.
+        if ((error as Error).name === 'KeyErasedError') return undefined;
+        throw error;
       });
+      if (text === undefined) throw new MemexError('MemoNotFound');
+      return reply.type('application/json; charset=utf-8').send(memoBody(view, text));
     },
   );
 
@@ -107,8 +151,14 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const ref = memoRef(request.params, request.query);
-      const input = parseUpdateMemoBody(request.body);
-      const { eventSeq } = await commands.send('update', { projectId: ctx.projectId, ref, input }, commandOptions(ctx.requestId));
+      const input = parseUpdateMemoBody(request.body, limits);
+      const { projectId } = ctx;
+      const memoId = await resolveOwn(projectId, ref, ctx.requestId);
+      const { content: text, ...fields } = input;
+      const contentRef = text === undefined ? undefined : await content.write(projectId, memoId, text);
+      const stored: StoredUpdateInput = { ...fields, ...(contentRef ? { content: contentRef } : {}) };
+      const sealed = await keyring.sealJson(projectId, memoId, stored);
+      const { eventSeq } = await withBlob(contentRef, () => commands.send('update', { projectId, memoId, sealed }, commandOptions(ctx.requestId)));
       await awaitSearchConsistency(deps, eventSeq);
       return { ok: true };
     },
@@ -129,7 +179,8 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const ref = memoRef(request.params, request.query);
-      const { eventSeq } = await commands.send('delete', { projectId: ctx.projectId, ref }, commandOptions(ctx.requestId));
+      const memoId = await resolveOwn(ctx.projectId, ref, ctx.requestId);
+      const { eventSeq } = await commands.send('delete', { projectId: ctx.projectId, memoId }, commandOptions(ctx.requestId));
       await awaitSearchConsistency(deps, eventSeq);
       return reply.code(204).send();
     },

@@ -7,6 +7,7 @@ import {
   parseSearchBody,
   type IndexSearchReply,
   type IndexSearchRequest,
+  type SearchInput,
   type SearchResultItem,
   type TitleSearchRequest,
 } from '@memex/contracts';
@@ -36,7 +37,7 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         const reply = await query<IndexSearchRequest, IndexSearchReply>(
           deps.nc,
           Subjects.query.indexSearch,
-          { projectId: ctx.projectId, query: input.query, filters: input.filters, limit: input.limit },
+          searchRequest(ctx.projectId, input),
           options,
         );
         const results: SearchResultItem[] = reply.hits.map((hit) => ({
@@ -64,4 +65,23 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       return { results };
     },
   );
+}
+
+/**
+ * `rag_config` on search: `vector_search.top_k` candidates are fused (and reranked, when reranking
+ * is on: `reranking.enabled`, default whether the indexer has a reranker); `limit` hits come back,
+ * at most `reranking.top_k`; `similarity_threshold` drops candidates below it first.
+ */
+function searchRequest(projectId: string, input: SearchInput): IndexSearchRequest {
+  const rag = input.rag;
+  const keep = Math.min(input.limit, rag?.rerankTopK ?? input.limit);
+  return {
+    projectId,
+    query: input.query,
+    filters: input.filters,
+    limit: keep,
+    ...(rag?.vectorTopK !== undefined ? { candidates: Math.max(rag.vectorTopK, keep) } : {}),
+    ...(rag?.similarityThreshold !== undefined ? { maxDistance: 1 - rag.similarityThreshold } : {}),
+    ...(rag?.rerank !== undefined || rag?.rerankTopK !== undefined ? { rerank: { ...(rag.rerank !== undefined ? { enabled: rag.rerank } : {}), topK: keep } } : {}),
+  };
 }

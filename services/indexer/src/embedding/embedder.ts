@@ -110,7 +110,7 @@ function notFoundError(options: EmbedderOptions, searched: string[], missing: st
   );
 }
 
-type EnvSettings = Pick<typeof env, 'localModelPath' | 'allowRemoteModels' | 'allowLocalModels' | 'cacheDir' | 'useFSCache'>;
+export type EnvSettings = Pick<typeof env, 'localModelPath' | 'allowRemoteModels' | 'allowLocalModels' | 'cacheDir' | 'useFSCache'>;
 
 let envQueue: Promise<unknown> = Promise.resolve();
 
@@ -120,7 +120,7 @@ let envQueue: Promise<unknown> = Promise.resolve();
  * different options (or other users of the library) never see each other's settings.
  * Everything a model needs is read during the load; inference does not consult `env`.
  */
-function withTransformersEnv<T>(settings: EnvSettings, fn: () => Promise<T>): Promise<T> {
+export function withTransformersEnv<T>(settings: EnvSettings, fn: () => Promise<T>): Promise<T> {
   const run = envQueue.then(async () => {
     const saved: EnvSettings = {
       localModelPath: env.localModelPath,

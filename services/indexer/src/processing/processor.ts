@@ -1,5 +1,5 @@
-import type { MemoEventMessage } from '@memex/contracts';
-import type { CommandClient, Logger, Metrics } from '@memex/runtime';
+import { packChunks, type ContentRef, type MemoEventMessage } from '@memex/contracts';
+import { isKeyErased, type CommandClient, type ContentStore, type Logger, type Metrics } from '@memex/runtime';
 import type { ChunkOptions } from '@memex/text';
 import type { SearchIndex } from '../searchIndex/port';
 import type { ModelSet } from '../state/models';
@@ -9,6 +9,7 @@ export interface ProcessorDeps {
   index: SearchIndex;
   models: ModelSet;
   commands: CommandClient;
+  content: ContentStore;
   chunking: ChunkOptions;
   logger: Logger;
   metrics?: Metrics;
@@ -39,11 +40,14 @@ export class MemoProcessor {
     if (event.type !== 'MemoCreated' && event.type !== 'MemoContentChanged') return;
     const { index, models, commands, chunking } = this.deps;
     const { memoId, projectId } = about(event);
-    const { revision, content } = event.data as { revision: number; content: string };
+    const { revision, content: ref } = event.data as { revision: number; content: ContentRef };
     // Keep the catalog at least as new as this event, so the chunks become findable at once.
     await this.applyCatalog(event);
     const entry = await index.getCatalog(memoId);
     if (entry && (entry.memo === null || entry.memo.revision > revision)) return;
+    const content = await readContent(this.deps.content, projectId, memoId, ref);
+    // Replaced or erased meanwhile: whatever we computed would be dropped.
+    if (content === undefined) return;
 
     const chunks = chunkMemo(memoId, revision, content, chunking);
     // The catalog holds the newest title, whatever order events arrive in.
@@ -61,12 +65,20 @@ export class MemoProcessor {
       return;
     }
     const requestId = (logger.bindings() as { requestId?: string }).requestId;
+    let sealed: string;
+    try {
+      sealed = await this.deps.content.keyring.sealJson(projectId, memoId, { firstChunk: chunks[0]?.content ?? '' });
+    } catch (error) {
+      if (isKeyErased(error)) return;
+      throw error;
+    }
     await commands.send('record-chunks', {
       projectId,
       memoId,
       revision,
       model: targets[0]!.model,
-      chunks: chunks.map((c) => ({ uuid: c.chunkId, index: c.index, start: c.start, end: c.end })),
+      chunks: packChunks(chunks),
+      sealed,
     }, requestId ? { requestId } : {});
   }
 
@@ -101,5 +113,15 @@ export class MemoProcessor {
       stage: 'indexing',
       message: String((error as Error)?.message ?? error).slice(0, 500),
     });
+  }
+}
+
+/** A revision's text, or `undefined` when it can no longer be read (blob replaced, or key shredded). */
+export async function readContent(store: ContentStore, projectId: string, memoId: string, ref: ContentRef): Promise<string | undefined> {
+  try {
+    return await store.read(projectId, memoId, ref);
+  } catch (error) {
+    if (isKeyErased(error)) return undefined;
+    throw error;
   }
 }

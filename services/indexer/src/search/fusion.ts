@@ -1,4 +1,5 @@
 import type { ChunkCandidate } from '../searchIndex/port';
+import { compareChunks } from '../searchIndex/topK';
 
 export interface FusedHit extends ChunkCandidate {
   /** 1 − fused relevance, in [0, 1]; lower is closer. */
@@ -32,6 +33,7 @@ export function fuseRankings(
     const relevance = lexicalWeight * (lex.get(id) ?? 0) + (1 - lexicalWeight) * (den.get(id) ?? 0);
     fused.push({ ...candidate, distance: Math.min(1, Math.max(0, 1 - relevance)) });
   }
-  fused.sort((a, b) => a.distance - b.distance || (a.chunkId < b.chunkId ? -1 : a.chunkId > b.chunkId ? 1 : 0));
+  // Equal distances: memo uuid, then chunk index, as every index orders equal scores.
+  fused.sort((a, b) => a.distance - b.distance || compareChunks(a, b));
   return fused.slice(0, limit);
 }

@@ -29,3 +29,14 @@ describe('fuseRankings', () => {
     expect(fuseRankings([], [], 0.85, 5)).toEqual([]);
   });
 });
+
+describe('fuseRankings ties', () => {
+  it('orders equal distances by memo uuid, then chunk index, whatever order the rankings came in', () => {
+    const at = (memoId: string, chunkIndex: number): ChunkCandidate => ({ ...c(`${memoId}:${chunkIndex}`, 0.5), memoId, chunkIndex });
+    const tied = [at('b', 0), at('a', 2), at('a', 10), at('c', 1), at('a', 1)];
+    const expected = ['a:1', 'a:2', 'a:10', 'b:0', 'c:1'];
+    expect(fuseRankings([], tied, 0.85, 10).map((h) => h.chunkId)).toEqual(expected);
+    expect(fuseRankings([], [...tied].reverse(), 0.85, 10).map((h) => h.chunkId)).toEqual(expected);
+    expect(fuseRankings([], [...tied].reverse(), 0.85, 2).map((h) => h.chunkId)).toEqual(expected.slice(0, 2));
+  });
+});

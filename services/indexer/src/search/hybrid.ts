@@ -1,13 +1,19 @@
-import type { IndexSearchReply, IndexSearchRequest } from '@memex/contracts';
+import { MemexError, type IndexSearchReply, type IndexSearchRequest } from '@memex/contracts';
 import { encodeQuery } from '@memex/text';
 import type { SearchIndex } from '../searchIndex/port';
 import type { ModelSet } from '../state/models';
+import type { Reranker } from '../reranking/port';
+import { rerankHits } from '../reranking/rerank';
 import { fuseRankings } from './fusion';
 
 export interface HybridSearchOptions {
   lexicalWeight: number;
   /** Candidates each ranking contributes before fusion. */
   candidates: number;
+  /** The configured reranker, if any: requests rerank by default when there is one. */
+  reranker?: Reranker;
+  /** Fused candidates reranked when the request names none. */
+  rerankCandidates?: number;
 }
 
 /**
@@ -20,9 +26,13 @@ export async function hybridSearch(
   request: IndexSearchRequest,
   options: HybridSearchOptions,
 ): Promise<IndexSearchReply> {
+  const reranking = request.rerank?.enabled ?? options.reranker !== undefined;
+  if (reranking && !options.reranker) throw new MemexError('InvalidRequest', 'rag_config.reranking.enabled is true but no reranker is configured (RERANKER)');
+  // Reranking looks at a wider pool of fused candidates and keeps the best `rerank.topK` of them.
+  const pool = reranking ? (request.candidates ?? Math.max(request.limit, options.rerankCandidates ?? 30)) : request.limit;
   const { model, embedder } = await models.active();
   const [vector] = await embedder.embed([request.query], 'query');
-  const k = Math.max(request.limit, options.candidates);
+  const k = Math.max(pool, options.candidates);
   const query = { projectId: request.projectId, filters: request.filters, limit: k };
   // A query with no word the model knows has a zero vector: its dense ranking would be noise.
   const hasDense = vector !== undefined && vector.some((x) => x !== 0);
@@ -32,7 +42,9 @@ export async function hybridSearch(
     hasDense && ranking !== 'lexical' ? index.searchDense(model, vector, query) : Promise.resolve([]),
   ]);
   const weight = ranking === 'lexical' || !hasDense ? 1 : ranking === 'dense' ? 0 : options.lexicalWeight;
-  const hits = fuseRankings(lexical, dense, weight, request.limit);
+  let hits = fuseRankings(lexical, dense, weight, pool);
+  if (request.maxDistance !== undefined) hits = hits.filter((h) => h.distance <= request.maxDistance!);
+  if (reranking) hits = await rerankHits(options.reranker!, request.query, hits, request.rerank?.topK ?? request.limit);
   return {
     model,
     hits: hits.map((h) => ({

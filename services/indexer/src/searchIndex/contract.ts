@@ -253,6 +253,57 @@ export function searchIndexContract(name: string, setup: () => Promise<SearchInd
       expect(filtered.map((h) => h.memoId)).toEqual([worst.memoId]);
     });
 
+    it('orders equal scores by memo uuid, then chunk index, in both rankings and at the cut', async () => {
+      const p = randomUUID();
+      const v = unit([1, 0, 0, 1, 0, 0, 0, 0]);
+      const memoIds: string[] = [];
+      for (let m = 0; m < 6; m++) {
+        const memoId = randomUUID();
+        memoIds.push(memoId);
+        await index.applyCatalog({ memoId, projectId: p, version: 1, memo: attrs(p, memoId) });
+        // Chunks put in reverse order, identical text and vector: only the tie-break orders them.
+        await index.putChunks(model, { memoId, projectId: p, revision: 1 }, [
+          chunk(memoId, 1, 1, 'identical tied words', v),
+          chunk(memoId, 1, 0, 'identical tied words', v),
+        ]);
+      }
+      const expected = [...memoIds].sort().flatMap((m) => [`${m}#0`, `${m}#1`]);
+      const key = (h: { memoId: string; chunkIndex: number }) => `${h.memoId}#${h.chunkIndex}`;
+      expect((await index.searchDense(model, v, q(p))).map(key)).toEqual(expected);
+      expect((await index.searchSparse(model, encodeQuery('tied words'), q(p))).map(key)).toEqual(expected);
+      // At a cut among equals the first in that order are kept.
+      expect((await index.searchDense(model, v, q(p, [], 5))).map(key)).toEqual(expected.slice(0, 5));
+      expect((await index.searchSparse(model, encodeQuery('tied words'), q(p, [], 3))).map(key)).toEqual(expected.slice(0, 3));
+    });
+
+    it('scores a project by its own chunks alone: another project\'s ingestion changes no list or score', async () => {
+      const mine = randomUUID();
+      const theirs = randomUUID();
+      const random = seededRandom(23);
+      const words = ['engine', 'wing', 'flow', 'pressure', 'heat', 'boundary', 'layer', 'shock', 'wave', 'lift', 'drag', 'nozzle'];
+      const text = (n: number) => Array.from({ length: n }, () => words[Math.floor(random() * words.length)]!).join(' ');
+      for (let m = 0; m < 25; m++) await addMemo(mine, text(4 + Math.floor(random() * 12)), randomUnit(random));
+      const queries = Array.from({ length: 12 }, () => ({ sparse: encodeQuery(text(2)), dense: randomUnit(random) }));
+      const snapshot = async () =>
+        Promise.all(
+          queries.map(async ({ sparse, dense }) => ({
+            sparse: (await index.searchSparse(model, sparse, q(mine, [], 10))).map((h) => [h.chunkId, h.score]),
+            dense: (await index.searchDense(model, dense, q(mine, [], 10))).map((h) => [h.chunkId, h.score]),
+          })),
+        );
+      const before = await snapshot();
+      expect(before.every((s) => s.sparse.length > 0 && s.dense.length === 10)).toBe(true);
+      // Thousands of chunks in another project, over the same words with other frequencies and lengths.
+      for (let m = 0; m < 40; m++) {
+        const memoId = randomUUID();
+        await index.applyCatalog({ memoId, projectId: theirs, version: 1, memo: attrs(theirs, memoId) });
+        const chunks = Array.from({ length: 50 }, (_, i) => chunk(memoId, 1, i, `engine engine ${text(1 + Math.floor(random() * 60))}`, randomUnit(random)));
+        await index.putChunks(model, { memoId, projectId: theirs, revision: 1 }, chunks);
+      }
+      expect(await index.countChunks(model, theirs)).toBe(2000);
+      expect(await snapshot()).toEqual(before);
+    });
+
     it('keeps models apart and drops one whole', async () => {
       const p = randomUUID();
       const other = `${model}-b`;

@@ -42,6 +42,33 @@ describe('embedded search index on disk', () => {
     dir.remove();
   });
 
+  it('orders tied chunks the same way after a restart', async () => {
+    const dir = tempDir('memex-index-');
+    const path = join(dir.path, 'index.db');
+    const p = randomUUID();
+    const first = new EmbeddedSearchIndex(path);
+    await first.openModel('m', 4);
+    for (let i = 0; i < 8; i++) {
+      const m = randomUUID();
+      await first.applyCatalog({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) });
+      await first.putChunks('m', { memoId: m, projectId: p, revision: 1 }, [1, 0].map((index) => ({
+        chunkId: chunkId(m, 1, index), index, content: 'same words', dense: v, terms: termFrequencies('same words'),
+      })));
+    }
+    const query = { projectId: p, filters: [], limit: 5 };
+    const lists = async (index: EmbeddedSearchIndex) => [
+      (await index.searchDense('m', v, query)).map((h) => [h.chunkId, h.score]),
+      (await index.searchSparse('m', encodeQuery('same words'), query)).map((h) => [h.chunkId, h.score]),
+    ];
+    const before = await lists(first);
+    await first.close();
+    const second = new EmbeddedSearchIndex(path);
+    await second.openModel('m', 4);
+    expect(await lists(second)).toEqual(before);
+    await second.close();
+    dir.remove();
+  });
+
   it('sees writes another process made to the same file', async () => {
     const dir = tempDir('memex-index-');
     const path = join(dir.path, 'index.db');

@@ -1,7 +1,7 @@
 import type { MemoAttributes } from '@memex/contracts';
-import { openSqlite, type SqliteDatabase } from '@memex/runtime';
+import { checkpointAfterErase, openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { EncodedDocument, SparseVector } from '@memex/text';
-import { CatalogMemory, ModelMemory } from './memory';
+import { CatalogMemory, ModelMemory, type DenseSearchOptions } from './memory';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, IndexedChunk, SearchIndex, StoredChunkText } from './port';
 
 const SCHEMA = `
@@ -105,7 +105,8 @@ function toEntry(row: CatalogRow): CatalogEntry {
 
 /**
  * The embedded search index: SQLite in the data directory is the durable copy; searches run on an
- * in-memory copy (exact scans, so filters never cost recall). Several indexer processes may share
+ * in-memory copy (int8 vectors with an HNSW graph per large project, best candidates rescored with the stored floats;
+ * exact scans for small projects and selective filters). Several indexer processes may share
  * the file: each write logs the memo it touched, and before every read a process applies the log
  * entries written by others since its last look (`PRAGMA data_version` makes the check nearly free).
  */
@@ -120,7 +121,10 @@ export class EmbeddedSearchIndex implements SearchIndex {
   private writes = 0;
   private readonly stmts;
 
-  constructor(path: string) {
+  constructor(
+    path: string,
+    private readonly options: { dense?: Partial<DenseSearchOptions> } = {},
+  ) {
     this.db = openSqlite(path);
     this.db.exec(SCHEMA);
     this.stmts = {
@@ -133,6 +137,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
       model: this.db.prepare<[string], { dimension: number }>('SELECT dimension FROM models WHERE model = ?'),
       insertModel: this.db.prepare<[string, number]>('INSERT OR IGNORE INTO models (model, dimension) VALUES (?, ?)'),
       deleteModel: this.db.prepare<[string]>('DELETE FROM models WHERE model = ?'),
+      denseOf: this.db.prepare<[string, string], { dense: Buffer }>('SELECT dense FROM chunks WHERE model = ? AND chunk_id = ?'),
       chunksOfModel: this.db.prepare<[string], ChunkRow>('SELECT * FROM chunks WHERE model = ?'),
       chunksOfMemo: this.db.prepare<[string, string], ChunkRow>('SELECT * FROM chunks WHERE memo_id = ? AND model = ? ORDER BY idx'),
       deleteMemoChunks: this.db.prepare<[string]>('DELETE FROM chunks WHERE memo_id = ?'),
@@ -164,8 +169,17 @@ export class EmbeddedSearchIndex implements SearchIndex {
   }
 
   private loadModel(model: string, dimension: number): void {
-    const memory = new ModelMemory(dimension);
+    const memory = new ModelMemory(dimension, 1024, {
+      dense: this.options.dense,
+      // Memory holds int8 vectors; the few best candidates are rescored with the stored floats.
+      fullVector: (chunkId) => {
+        const row = this.stmts.denseOf.get(model, chunkId);
+        return row ? decodeDense(row.dense) : undefined;
+      },
+    });
+    memory.beginBulkLoad();
     for (const row of this.stmts.chunksOfModel.iterate(model)) this.addRow(memory, row);
+    memory.endBulkLoad();
     this.models.set(model, memory);
   }
 
@@ -236,7 +250,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
   }
 
   async applyCatalog(update: CatalogUpdate): Promise<boolean> {
-    return this.write(() => {
+    const applied = this.write(() => {
       const row = this.stmts.catalogRow.get(update.memoId);
       if (row && row.version >= update.version) return false;
       const previous = row?.memo ? (JSON.parse(row.memo) as MemoAttributes) : null;
@@ -247,6 +261,9 @@ export class EmbeddedSearchIndex implements SearchIndex {
       this.stmts.logChange.run(update.memoId, null, Date.now());
       return true;
     });
+    // An erased memo's chunk text and attributes: zeroed in the file (secure_delete), and gone from the WAL.
+    if (applied && update.memo === null) checkpointAfterErase(this.db);
+    return applied;
   }
 
   async getCatalog(memoId: string): Promise<CatalogEntry | undefined> {
@@ -306,6 +323,12 @@ export class EmbeddedSearchIndex implements SearchIndex {
       .map((row) => ({ chunkId: row.chunk_id, revision: row.revision, index: row.idx, content: row.content }));
   }
 
+  /** The in-memory side of a model, up to date (for benchmarks that time one ranking alone). */
+  modelMemory(model: string): { memory: ModelMemory; catalog: CatalogMemory } | undefined {
+    const memory = this.memory(model);
+    return memory ? { memory, catalog: this.catalog } : undefined;
+  }
+
   private memory(model: string): ModelMemory | undefined {
     this.sync();
     return this.models.get(model);
@@ -314,7 +337,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
   async searchDense(model: string, vector: Float32Array, query: CandidateQuery): Promise<ChunkCandidate[]> {
     const memory = this.memory(model);
     if (!memory) return [];
-    return memory.searchDense(vector, this.catalog.eligible(query.projectId, query.filters), query.limit, this.catalog);
+    return memory.searchDense(vector, this.catalog.eligible(query.projectId, query.filters), query.limit, this.catalog, query.projectId);
   }
 
   async searchSparse(model: string, vector: SparseVector, query: CandidateQuery): Promise<ChunkCandidate[]> {

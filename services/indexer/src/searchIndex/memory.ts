@@ -1,11 +1,24 @@
 /**
- * The in-memory side of the embedded index: the catalog and, per model, a dense matrix and an
- * inverted index. Searches are exact scans over the chunks of the memos the filters allow.
+ * The in-memory side of the embedded index: the catalog and, per model, compact dense vectors (int8
+ * with a scale per vector), an HNSW graph per large project, and an inverted index per project.
+ *
+ * - Dense: candidates come from the project's HNSW graph (usearch, int8) when the project is large
+ *   and the filters keep most of it, else from a scan of the findable chunks' int8 vectors; the best
+ *   of them by the full-precision query against int8 are rescored with their full-precision vectors,
+ *   read from disk (SQLite) through `fullVector` for just those few, so scores are exact cosines.
+ * - Sparse: BM25 with every statistic (document count, document frequency, average length) taken
+ *   from the caller's project alone, top-k by MaxScore (terms whose summed upper bounds cannot reach
+ *   the current k-th score are only probed, never walked), equal to scoring every posting.
+ * - Ties: equal scores are ordered by memo uuid, then chunk index, everywhere.
  */
+import usearch from 'usearch';
 import { matchesFilters, type Filter, type FilterableMemo, type MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, idf, type EncodedDocument, type SparseVector } from '@memex/text';
 import type { CatalogEntry, ChunkCandidate } from './port';
 import { TopK } from './topK';
+
+const { Index, MetricKind, ScalarKind } = usearch;
+type AnnIndex = InstanceType<typeof Index>;
 
 export interface StoredChunk {
   chunkId: string;
@@ -18,10 +31,58 @@ export interface StoredChunk {
   termIds: Uint32Array;
 }
 
+/** One term's postings in one project: slots ascending, with the term's frequency in each. */
 interface Postings {
-  slots: number[];
-  /** The term's frequency in each slot's chunk. */
-  tfs: number[];
+  slots: Int32Array;
+  tfs: Uint16Array;
+  n: number;
+  /** Live chunks of the project holding the term (dead slots stay listed until compaction). */
+  df: number;
+  /** Max over the postings of tf / (tf + k1·(1 − b + b·dl/avgdl)) at avgdl = `boundAvgdl`. */
+  bound: number;
+  boundAvgdl: number;
+}
+
+/** One project's share of a model: its postings, its BM25 statistics and its HNSW graph. */
+interface ProjectData {
+  postings: Map<number, Postings>;
+  /** Live chunks and the sum of their lengths in terms (BM25's N and avgdl, per project). */
+  chunks: number;
+  totalLength: number;
+  ann: AnnIndex | undefined;
+}
+
+export interface DenseSearchOptions {
+  /** A project gets an HNSW graph once it holds this many chunks; below, dense search scans. */
+  annMinChunks: number;
+  /** The graph is used when the filters keep at least this share of the project's chunks. */
+  annMinShare: number;
+  /** HNSW connectivity (M), and candidate list sizes while adding and searching. */
+  connectivity: number;
+  expansionAdd: number;
+  expansionSearch: number;
+  /** At least this many graph neighbours are taken (twice the rescoring depth when that is more). */
+  graphCandidates: number;
+  /** Candidates beyond `limit` rescored with full-precision vectors. */
+  rescoreMargin: number;
+}
+
+export const DEFAULT_DENSE_OPTIONS: Readonly<DenseSearchOptions> = Object.freeze({
+  annMinChunks: 20_000,
+  annMinShare: 0.25,
+  connectivity: 16,
+  // Measured on the offline model's sentence vectors (bench/search.bench.ts, 30k chunks): recall@10
+  // 0.91 at 64/128, 0.99 at 200/400; these sit between, with more neighbours taken per query.
+  expansionAdd: 128,
+  expansionSearch: 256,
+  graphCandidates: 256,
+  rescoreMargin: 16,
+});
+
+export interface ModelMemoryOptions {
+  dense?: Partial<DenseSearchOptions>;
+  /** A chunk's full-precision vector (from disk), for the final rescoring; without it int8 is final. */
+  fullVector?: (chunkId: string) => Float32Array | undefined;
 }
 
 function filterable(memo: MemoAttributes): FilterableMemo {
@@ -84,74 +145,195 @@ export class CatalogMemory {
   }
 }
 
-/** One model's chunks: vectors in one growable Float32Array, postings per project and term. */
+/** tf·(k1+1)/(tf + k1·(1 − b + b·dl/avgdl)) without the (k1+1), which the term weight carries. */
+function saturation(tf: number, length: number, avgdl: number): number {
+  const { k1, b } = DEFAULT_BM25_OPTIONS;
+  return tf / (tf + k1 * (1 - b) + ((k1 * b) / avgdl) * length);
+}
+
+/** The first position ≥ `from` in `slots[0..n)` holding a slot ≥ `target` (galloping search). */
+function advance(slots: Int32Array, n: number, from: number, target: number): number {
+  if (from >= n || slots[from]! >= target) return from;
+  let step = 1;
+  let lo = from;
+  let hi = from + 1;
+  while (hi < n && slots[hi]! < target) {
+    lo = hi;
+    step *= 2;
+    hi = Math.min(n, hi + step);
+  }
+  // slots[lo] < target; answer in (lo, hi]
+  let l = lo + 1;
+  let h = Math.min(hi, n);
+  while (l < h) {
+    const mid = (l + h) >>> 1;
+    if (slots[mid]! < target) l = mid + 1;
+    else h = mid;
+  }
+  return l;
+}
+
+/** int8 codes of `v` with one scale: v ≈ codes × scale. */
+function quantize(v: Float32Array, out: Int8Array, offset: number): number {
+  let max = 0;
+  for (let d = 0; d < v.length; d++) max = Math.max(max, Math.abs(v[d]!));
+  const scale = max > 0 ? max / 127 : 1;
+  for (let d = 0; d < v.length; d++) out[offset + d] = Math.round(v[d]! / scale);
+  return scale;
+}
+
+/** One model's chunks: int8 vectors in one growable array, postings and statistics per project. */
 export class ModelMemory {
-  private vectors: Float32Array;
-  /** Each slot's chunk length in terms (BM25's dl), beside the vectors for tight loops. */
+  private codes: Int8Array;
+  /** Each slot's int8 scale and its length in terms (BM25's dl), beside the codes for tight loops. */
+  private scales: Float32Array;
   private lengths: Float32Array;
   /** Per-query scratch for BM25 sums, indexed by slot; only the touched entries are reset. */
   private scratch = new Float64Array(0);
   private readonly slots: (StoredChunk | undefined)[] = [];
   private readonly byMemo = new Map<string, number[]>();
-  private readonly postings = new Map<string, Map<number, Postings>>();
-  private readonly df = new Map<number, number>();
+  private readonly projects = new Map<string, ProjectData>();
   private liveCount = 0;
   private deadCount = 0;
   /** Bumped on every change, so cached slot sets know when they are stale. */
   private mutations = 0;
   private readonly slotSets = new WeakMap<Map<string, number>, { mutations: number; slots: Int32Array; mask: Uint8Array }>();
-  /** Sum of the live chunks' lengths in terms: BM25's average length is this over `liveCount`. */
-  private totalLength = 0;
+  private readonly dense: DenseSearchOptions;
+  private readonly fullVector: ((chunkId: string) => Float32Array | undefined) | undefined;
+  /** While loading, graphs are built once at the end (in parallel) instead of chunk by chunk. */
+  private deferGraphs = false;
+  private readonly bySlot = (a: number, b: number) => this.compareSlots(a, b);
 
-  constructor(readonly dimension: number, initialCapacity = 1024) {
-    this.vectors = new Float32Array(initialCapacity * dimension);
+  constructor(
+    readonly dimension: number,
+    initialCapacity = 1024,
+    options: ModelMemoryOptions = {},
+  ) {
+    this.codes = new Int8Array(initialCapacity * dimension);
+    this.scales = new Float32Array(initialCapacity);
     this.lengths = new Float32Array(initialCapacity);
+    this.dense = { ...DEFAULT_DENSE_OPTIONS, ...options.dense };
+    this.fullVector = options.fullVector;
   }
 
   get live(): number {
     return this.liveCount;
   }
 
+  /** Whether `projectId` currently searches its dense vectors through an HNSW graph. */
+  hasGraph(projectId: string): boolean {
+    return this.projects.get(projectId)?.ann !== undefined;
+  }
+
+  /** Adds chunks without updating graphs until {@link endBulkLoad} builds them in one pass. */
+  beginBulkLoad(): void {
+    this.deferGraphs = true;
+  }
+
+  endBulkLoad(): void {
+    this.deferGraphs = false;
+    for (const [projectId, project] of this.projects) {
+      if (!project.ann && project.chunks >= this.dense.annMinChunks) this.buildGraph(projectId, project);
+    }
+  }
+
+  private project(projectId: string): ProjectData {
+    let project = this.projects.get(projectId);
+    if (!project) {
+      project = { postings: new Map(), chunks: 0, totalLength: 0, ann: undefined };
+      this.projects.set(projectId, project);
+    }
+    return project;
+  }
+
+  private newGraph(): AnnIndex {
+    return new Index({
+      dimensions: this.dimension,
+      metric: MetricKind.Cos,
+      quantization: ScalarKind.I8,
+      connectivity: this.dense.connectivity,
+      expansion_add: this.dense.expansionAdd,
+      expansion_search: this.dense.expansionSearch,
+      multi: false,
+    });
+  }
+
+  /** (Re)builds a project's graph from its live slots, adding them in one parallel batch. */
+  private buildGraph(projectId: string, project: ProjectData): void {
+    project.ann = undefined;
+    const live: number[] = [];
+    for (let slot = 0; slot < this.slots.length; slot++) if (this.slots[slot]?.projectId === projectId) live.push(slot);
+    if (live.length < this.dense.annMinChunks) return;
+    const graph = this.newGraph();
+    const dim = this.dimension;
+    const batch = 4096;
+    for (let start = 0; start < live.length; start += batch) {
+      const part = live.slice(start, start + batch);
+      const vectors = new Int8Array(part.length * dim);
+      part.forEach((slot, i) => vectors.set(this.codes.subarray(slot * dim, (slot + 1) * dim), i * dim));
+      graph.add(BigUint64Array.from(part, (s) => BigInt(s)), vectors, 0);
+    }
+    project.ann = graph;
+  }
+
   /** Adds a chunk with its vector and its term frequencies (`termFrequencies` of its text). */
   add(chunk: Omit<StoredChunk, 'termIds'>, dense: Float32Array, terms: EncodedDocument): void {
-    if (dense.length !== this.dimension) {
-      throw new Error(`vector of dimension ${dense.length} for a model of dimension ${this.dimension}`);
+    const dim = this.dimension;
+    if (dense.length !== dim) {
+      throw new Error(`vector of dimension ${dense.length} for a model of dimension ${dim}`);
     }
     const slot = this.slots.length;
-    if ((slot + 1) * this.dimension > this.vectors.length) {
-      const grown = new Float32Array(Math.max(this.vectors.length * 2, (slot + 1) * this.dimension));
-      grown.set(this.vectors);
-      this.vectors = grown;
-      const lengths = new Float32Array(grown.length / this.dimension);
-      lengths.set(this.lengths);
-      this.lengths = lengths;
-    }
-    this.vectors.set(dense, slot * this.dimension);
+    if (slot + 1 > this.scales.length) this.grow(Math.max(this.scales.length * 2, slot + 1));
+    this.scales[slot] = quantize(dense, this.codes, slot * dim);
     this.lengths[slot] = terms.length;
     this.slots.push({ ...chunk, termIds: Uint32Array.from(terms.indices) });
     const list = this.byMemo.get(chunk.memoId);
     if (list) list.push(slot);
     else this.byMemo.set(chunk.memoId, [slot]);
-    let projectPostings = this.postings.get(chunk.projectId);
-    if (!projectPostings) {
-      projectPostings = new Map();
-      this.postings.set(chunk.projectId, projectPostings);
-    }
+    const project = this.project(chunk.projectId);
+    project.chunks += 1;
+    project.totalLength += terms.length;
     const { indices, values } = terms;
     for (let i = 0; i < indices.length; i++) {
       const term = indices[i]!;
-      let p = projectPostings.get(term);
+      let p = project.postings.get(term);
       if (!p) {
-        p = { slots: [], tfs: [] };
-        projectPostings.set(term, p);
+        p = { slots: new Int32Array(2), tfs: new Uint16Array(2), n: 0, df: 0, bound: 0, boundAvgdl: 0 };
+        project.postings.set(term, p);
       }
-      p.slots.push(slot);
-      p.tfs.push(values[i]!);
-      this.df.set(term, (this.df.get(term) ?? 0) + 1);
+      if (p.n === p.slots.length) {
+        const slots = new Int32Array(p.n * 2);
+        slots.set(p.slots);
+        p.slots = slots;
+        const tfs = new Uint16Array(p.n * 2);
+        tfs.set(p.tfs);
+        p.tfs = tfs;
+      }
+      const tf = Math.min(values[i]!, 0xffff);
+      p.slots[p.n] = slot;
+      p.tfs[p.n] = tf;
+      p.n += 1;
+      p.df += 1;
+      if (p.boundAvgdl > 0) p.bound = Math.max(p.bound, saturation(tf, terms.length, p.boundAvgdl));
     }
     this.liveCount += 1;
-    this.totalLength += terms.length;
     this.mutations += 1;
+    if (!this.deferGraphs) {
+      if (project.ann) project.ann.add(BigInt(slot), this.codes.slice(slot * dim, (slot + 1) * dim), 0);
+      else if (project.chunks >= this.dense.annMinChunks) this.buildGraph(chunk.projectId, project);
+    }
+  }
+
+  private grow(capacity: number): void {
+    const codes = new Int8Array(capacity * this.dimension);
+    codes.set(this.codes);
+    this.codes = codes;
+    const scales = new Float32Array(capacity);
+    scales.set(this.scales);
+    this.scales = scales;
+    const lengths = new Float32Array(capacity);
+    lengths.set(this.lengths);
+    this.lengths = lengths;
   }
 
   removeMemo(memoId: string): void {
@@ -160,12 +342,14 @@ export class ModelMemory {
     for (const slot of list) {
       const chunk = this.slots[slot];
       if (!chunk) continue;
-      this.totalLength -= this.lengths[slot]!;
+      const project = this.projects.get(chunk.projectId)!;
+      project.chunks -= 1;
+      project.totalLength -= this.lengths[slot]!;
       for (const term of chunk.termIds) {
-        const n = (this.df.get(term) ?? 1) - 1;
-        if (n <= 0) this.df.delete(term);
-        else this.df.set(term, n);
+        const p = project.postings.get(term);
+        if (p) p.df -= 1;
       }
+      project.ann?.remove(BigInt(slot));
       this.slots[slot] = undefined;
       this.liveCount -= 1;
       this.deadCount += 1;
@@ -175,42 +359,50 @@ export class ModelMemory {
     if (this.deadCount > 4096 && this.deadCount > this.liveCount) this.compact();
   }
 
-  /** Drops dead slots: live ones move down, and postings and memo lists follow them. */
+  /** Drops dead slots: live ones move down; postings, memo lists and graphs follow them. */
   private compact(): void {
     const dim = this.dimension;
     const remap = new Int32Array(this.slots.length).fill(-1);
     const capacity = Math.max(1024, this.liveCount * 2);
-    const vectors = new Float32Array(capacity * dim);
+    const codes = new Int8Array(capacity * dim);
+    const scales = new Float32Array(capacity);
     const lengths = new Float32Array(capacity);
     const slots: StoredChunk[] = [];
     this.slots.forEach((chunk, old) => {
       if (!chunk) return;
       const slot = slots.length;
       remap[old] = slot;
-      vectors.set(this.vectors.subarray(old * dim, (old + 1) * dim), slot * dim);
+      codes.set(this.codes.subarray(old * dim, (old + 1) * dim), slot * dim);
+      scales[slot] = this.scales[old]!;
       lengths[slot] = this.lengths[old]!;
       slots.push(chunk);
     });
-    for (const terms of this.postings.values()) {
-      for (const [term, p] of terms) {
-        const kept: Postings = { slots: [], tfs: [] };
-        p.slots.forEach((old, i) => {
-          if (remap[old]! >= 0) {
-            kept.slots.push(remap[old]!);
-            kept.tfs.push(p.tfs[i]!);
-          }
-        });
-        if (kept.slots.length > 0) terms.set(term, kept);
-        else terms.delete(term);
+    for (const project of this.projects.values()) {
+      for (const [term, p] of project.postings) {
+        let n = 0;
+        for (let i = 0; i < p.n; i++) {
+          const to = remap[p.slots[i]!]!;
+          if (to < 0) continue;
+          p.slots[n] = to;
+          p.tfs[n] = p.tfs[i]!;
+          n += 1;
+        }
+        p.n = n;
+        if (n === 0) project.postings.delete(term);
       }
     }
     for (const [memoId, list] of this.byMemo) this.byMemo.set(memoId, list.map((old) => remap[old]!));
     this.slots.length = 0;
     this.slots.push(...slots);
-    this.vectors = vectors;
+    this.codes = codes;
+    this.scales = scales;
     this.lengths = lengths;
     this.deadCount = 0;
     this.mutations += 1;
+    for (const [projectId, project] of this.projects) {
+      if (project.chunks === 0 && project.postings.size === 0) this.projects.delete(projectId);
+      else if (project.ann) this.buildGraph(projectId, project);
+    }
   }
 
   /**
@@ -239,68 +431,216 @@ export class ModelMemory {
     return this.findable(eligible).slots.length;
   }
 
-  searchDense(query: Float32Array, eligible: Map<string, number>, limit: number, catalog: CatalogMemory): ChunkCandidate[] {
+  /** Equal scores: memo uuid, then chunk index. */
+  private compareSlots(a: number, b: number): number {
+    const x = this.slots[a]!;
+    const y = this.slots[b]!;
+    return x.memoId < y.memoId ? -1 : x.memoId > y.memoId ? 1 : x.index - y.index;
+  }
+
+  /** The cosine of the full-precision query with a slot's int8 vector (an estimate). */
+  private estimate(query: Float32Array, slot: number): number {
     const dim = this.dimension;
-    const vectors = this.vectors;
-    const top = new TopK<number>(limit);
-    const { slots } = this.findable(eligible);
-    for (let i = 0; i < slots.length; i++) {
-      const slot = slots[i]!;
-      let dot = 0;
-      const base = slot * dim;
-      let d = 0;
-      for (; d + 3 < dim; d += 4) {
-        dot +=
-          vectors[base + d]! * query[d]! +
-          vectors[base + d + 1]! * query[d + 1]! +
-          vectors[base + d + 2]! * query[d + 2]! +
-          vectors[base + d + 3]! * query[d + 3]!;
+    const codes = this.codes;
+    const base = slot * dim;
+    let dot = 0;
+    let d = 0;
+    for (; d + 3 < dim; d += 4) {
+      dot += codes[base + d]! * query[d]! + codes[base + d + 1]! * query[d + 1]! + codes[base + d + 2]! * query[d + 2]! + codes[base + d + 3]! * query[d + 3]!;
+    }
+    for (; d < dim; d++) dot += codes[base + d]! * query[d]!;
+    return dot * this.scales[slot]!;
+  }
+
+  /**
+   * Dense top-k in three stages: candidates (the graph's int8 × int8 neighbours, or every findable
+   * slot), the best `limit + rescoreMargin` of them by the full-precision query against their int8
+   * vectors, and those rescored with their full-precision vectors (`fullVector`, from disk).
+   */
+  searchDense(query: Float32Array, eligible: Map<string, number>, limit: number, catalog: CatalogMemory, projectId?: string): ChunkCandidate[] {
+    if (limit <= 0) return [];
+    const { slots, mask } = this.findable(eligible);
+    if (slots.length === 0) return [];
+    const depth = limit + this.dense.rescoreMargin;
+    const project = projectId === undefined ? undefined : this.projects.get(projectId);
+    let graph: number[] | undefined;
+    if (project?.ann && slots.length >= this.dense.annMinShare * project.chunks) {
+      const share = slots.length / Math.max(1, project.chunks);
+      graph = this.graphCandidates(project.ann, query, mask, Math.max(this.dense.graphCandidates, 2 * depth), share);
+    }
+    const approximate = new TopK<number>(this.fullVector ? depth : limit, this.bySlot);
+    const source = graph ?? slots;
+    for (let i = 0; i < source.length; i++) {
+      const slot = source[i]!;
+      const score = this.estimate(query, slot);
+      if (score >= approximate.threshold) approximate.offer(score, slot);
+    }
+    let ranked = approximate.sorted();
+    if (this.fullVector) {
+      const top = new TopK<number>(limit, this.bySlot);
+      for (const { score, item } of ranked) top.offer(this.exact(query, item) ?? score, item);
+      ranked = top.sorted();
+    }
+    return ranked.map(({ score, item }) => this.candidate(item, score, catalog));
+  }
+
+  /** The cosine with the slot's full-precision vector, if it can be read. */
+  private exact(query: Float32Array, slot: number): number | undefined {
+    const full = this.fullVector?.(this.slots[slot]!.chunkId);
+    if (!full || full.length !== this.dimension) return undefined;
+    let dot = 0;
+    for (let d = 0; d < full.length; d++) dot += full[d]! * query[d]!;
+    return dot;
+  }
+
+  /** The graph's nearest findable slots, or undefined when the filters leave it too few. */
+  private graphCandidates(graph: AnnIndex, query: Float32Array, mask: Uint8Array, depth: number, share: number): number[] | undefined {
+    // (wanted: enough neighbours that `depth` of them pass the filters at their share of the project)
+    const codes = new Int8Array(this.dimension);
+    quantize(query, codes, 0);
+    const wanted = Math.min(graph.size(), Math.ceil((depth / share) * 1.2));
+    if (wanted <= 0) return undefined;
+    const { keys } = graph.search(codes, wanted, 0);
+    const found: number[] = [];
+    for (let i = 0; i < keys.length && found.length < depth; i++) {
+      const slot = Number(keys[i]!);
+      if (mask[slot] === 1) found.push(slot);
+    }
+    return found.length < Math.min(depth, Math.floor(share * graph.size())) ? undefined : found;
+  }
+
+  /** BM25 parameters of a project: N, avgdl. */
+  private statistics(project: ProjectData): { n: number; avgdl: number } {
+    return { n: project.chunks, avgdl: project.chunks > 0 ? Math.max(1, project.totalLength / project.chunks) : 1 };
+  }
+
+  /** An upper bound of a term's saturation at `avgdl`, recomputed only when avgdl outgrew it. */
+  private bound(p: Postings, avgdl: number): number {
+    if (p.boundAvgdl < avgdl) {
+      p.boundAvgdl = avgdl * 1.1;
+      let max = 0;
+      for (let i = 0; i < p.n; i++) max = Math.max(max, saturation(p.tfs[i]!, this.lengths[p.slots[i]!]!, p.boundAvgdl));
+      p.bound = max;
+    }
+    return p.bound;
+  }
+
+  /**
+   * BM25 top-k within the project and filters by MaxScore. Query terms are ordered by their score
+   * bound; the longest prefix whose bounds sum below the current k-th score are "non-essential":
+   * documents are enumerated from the other terms' postings only, and a non-essential term is looked
+   * up (by galloping) only while the document can still reach the top k. Scores are summed in query
+   * order, so they equal {@link searchSparseExhaustive}'s bit for bit.
+   */
+  searchSparse(query: SparseVector, projectId: string, eligible: Map<string, number>, limit: number, catalog: CatalogMemory): ChunkCandidate[] {
+    const project = this.projects.get(projectId);
+    if (!project || limit <= 0) return [];
+    const { k1, b } = DEFAULT_BM25_OPTIONS;
+    const { n, avgdl } = this.statistics(project);
+    const { mask } = this.findable(eligible);
+    const lengths = this.lengths;
+    const base = k1 * (1 - b);
+    const perLength = (k1 * b) / avgdl;
+    interface Term { q: number; p: Postings; weight: number; ub: number; pos: number }
+    const terms: Term[] = [];
+    for (let i = 0; i < query.indices.length; i++) {
+      const p = project.postings.get(query.indices[i]!);
+      if (!p || p.df <= 0) continue;
+      const weight = idf(n, p.df) * query.values[i]! * (k1 + 1);
+      terms.push({ q: i, p, weight, ub: weight * this.bound(p, avgdl), pos: 0 });
+    }
+    if (terms.length === 0) return [];
+    terms.sort((a, b) => a.ub - b.ub);
+    const cumulative = new Float64Array(terms.length);
+    terms.forEach((t, i) => (cumulative[i] = t.ub + (i > 0 ? cumulative[i - 1]! : 0)));
+    const contributions = new Float64Array(query.indices.length);
+    const top = new TopK<number>(limit, this.bySlot);
+    // A margin for rounding: bounds are compared with sums taken in another order.
+    const below = (bound: number) => bound < top.threshold - 1e-9 * Math.abs(top.threshold);
+    let essential = 0;
+    for (;;) {
+      while (essential < terms.length && below(cumulative[essential]!)) essential += 1;
+      if (essential === terms.length) break;
+      let doc = Number.POSITIVE_INFINITY;
+      for (let t = essential; t < terms.length; t++) {
+        const { p, pos } = terms[t]!;
+        if (pos < p.n && p.slots[pos]! < doc) doc = p.slots[pos]!;
       }
-      for (; d < dim; d++) dot += vectors[base + d]! * query[d]!;
-      if (dot > top.threshold) top.offer(dot, slot);
+      if (doc === Number.POSITIVE_INFINITY) break;
+      const findable = mask[doc] === 1;
+      const docLength = lengths[doc]!;
+      let partial = 0;
+      for (let t = essential; t < terms.length; t++) {
+        const term = terms[t]!;
+        if (term.pos < term.p.n && term.p.slots[term.pos] === doc) {
+          if (findable) {
+            const tf = term.p.tfs[term.pos]!;
+            const c = (term.weight * tf) / (tf + base + perLength * docLength);
+            contributions[term.q] = c;
+            partial += c;
+          }
+          term.pos += 1;
+        }
+      }
+      if (!findable) continue;
+      let pruned = false;
+      for (let t = essential - 1; t >= 0; t--) {
+        if (below(partial + cumulative[t]!)) {
+          pruned = true;
+          break;
+        }
+        const term = terms[t]!;
+        term.pos = advance(term.p.slots, term.p.n, term.pos, doc);
+        if (term.pos < term.p.n && term.p.slots[term.pos] === doc) {
+          const tf = term.p.tfs[term.pos]!;
+          const c = (term.weight * tf) / (tf + base + perLength * docLength);
+          contributions[term.q] = c;
+          partial += c;
+        }
+      }
+      if (!pruned) {
+        let score = 0;
+        for (let i = 0; i < contributions.length; i++) score += contributions[i]!;
+        if (score > 0) top.offer(score, doc);
+      }
+      contributions.fill(0);
     }
     return top.sorted().map(({ score, item }) => this.candidate(item, score, catalog));
   }
 
-  searchSparse(
-    query: SparseVector,
-    projectId: string,
-    eligible: Map<string, number>,
-    limit: number,
-    catalog: CatalogMemory,
-  ): ChunkCandidate[] {
-    const terms = this.postings.get(projectId);
-    if (!terms) return [];
-    // BM25 with the collection's live average length: tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl)).
+  /** BM25 by scoring every posting of every query term: the reference {@link searchSparse} equals. */
+  searchSparseExhaustive(query: SparseVector, projectId: string, eligible: Map<string, number>, limit: number, catalog: CatalogMemory): ChunkCandidate[] {
+    const project = this.projects.get(projectId);
+    if (!project || limit <= 0) return [];
     const { k1, b } = DEFAULT_BM25_OPTIONS;
-    const avgdl = this.liveCount > 0 ? Math.max(1, this.totalLength / this.liveCount) : 1;
+    const { n, avgdl } = this.statistics(project);
     const { mask } = this.findable(eligible);
-    if (this.scratch.length < this.slots.length) this.scratch = new Float64Array(this.slots.length * 2);
-    const scores = this.scratch;
-    const lengths = this.lengths;
-    const touched: number[] = [];
+    if (this.scratch.length < this.slots.length * query.indices.length) this.scratch = new Float64Array(this.slots.length * query.indices.length * 2);
+    const width = query.indices.length;
+    const parts = this.scratch;
+    const touched = new Set<number>();
     const base = k1 * (1 - b);
     const perLength = (k1 * b) / avgdl;
-    for (let i = 0; i < query.indices.length; i++) {
-      const term = query.indices[i]!;
-      const postings = terms.get(term);
-      const df = this.df.get(term);
-      if (!postings || !df) continue;
-      const weight = idf(this.liveCount, df) * query.values[i]! * (k1 + 1);
-      const { slots, tfs } = postings;
-      for (let j = 0; j < slots.length; j++) {
-        const slot = slots[j]!;
+    for (let i = 0; i < width; i++) {
+      const p = project.postings.get(query.indices[i]!);
+      if (!p || p.df <= 0) continue;
+      const weight = idf(n, p.df) * query.values[i]! * (k1 + 1);
+      for (let j = 0; j < p.n; j++) {
+        const slot = p.slots[j]!;
         if (mask[slot] !== 1) continue;
-        const tf = tfs[j]!;
-        if (scores[slot] === 0) touched.push(slot);
-        scores[slot]! += (weight * tf) / (tf + base + perLength * lengths[slot]!);
+        const tf = p.tfs[j]!;
+        parts[slot * width + i] = (weight * tf) / (tf + base + perLength * this.lengths[slot]!);
+        touched.add(slot);
       }
     }
-    const top = new TopK<number>(limit);
+    const top = new TopK<number>(limit, this.bySlot);
     for (const slot of touched) {
-      const score = scores[slot]!;
-      scores[slot] = 0;
-      if (score > top.threshold) top.offer(score, slot);
+      let score = 0;
+      for (let i = 0; i < width; i++) {
+        score += parts[slot * width + i]!;
+        parts[slot * width + i] = 0;
+      }
+      if (score > 0) top.offer(score, slot);
     }
     return top.sorted().map(({ score, item }) => this.candidate(item, score, catalog));
   }
@@ -319,3 +659,4 @@ export class ModelMemory {
     };
   }
 }
+

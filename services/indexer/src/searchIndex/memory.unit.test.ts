@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { Filter } from '@memex/contracts';
+import { seededRandom } from '@memex/testing';
 import { encodeQuery, termFrequencies } from '@memex/text';
 import { attrs } from './contract';
 import { CatalogMemory, ModelMemory } from './memory';
@@ -39,5 +41,120 @@ describe('ModelMemory', () => {
     // It keeps working after compaction: new chunks and removals.
     memory.removeMemo('memo-0');
     expect(memory.searchDense(Float32Array.from([1, 0]), catalog.eligible('p', []), 1, catalog)[0]!.memoId).toBe('memo-10');
+  });
+});
+
+/** Texts over a small vocabulary, so terms repeat, postings are long and scores tie. */
+function randomText(random: () => number, vocabulary: readonly string[], words: number): string {
+  return Array.from({ length: words }, () => vocabulary[Math.floor(random() * random() * vocabulary.length)]!).join(' ');
+}
+
+const VOCABULARY = Array.from({ length: 40 }, (_, i) => `word${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}x`);
+
+function unitVector(random: () => number, dim: number, around?: Float32Array): Float32Array {
+  const v = Float32Array.from({ length: dim }, (_, d) => (around ? around[d]! : 0) + (random() * 2 - 1) * (around ? 0.3 : 1));
+  const norm = Math.hypot(...v) || 1;
+  return v.map((x) => x / norm);
+}
+
+describe('ModelMemory sparse top-k (MaxScore)', () => {
+  it('equals scoring every posting, scores and order, over random corpora, queries, filters and limits', () => {
+    const random = seededRandom(2024);
+    for (let trial = 0; trial < 40; trial++) {
+      const catalog = new CatalogMemory();
+      const memory = new ModelMemory(2);
+      const memos = 20 + Math.floor(random() * 200);
+      for (let m = 0; m < memos; m++) {
+        const memoId = `m-${Math.floor(random() * 1e9).toString(36)}-${m}`;
+        const archived = random() < 0.1;
+        catalog.set({ memoId, projectId: 'p', version: 1, memo: attrs('p', memoId, { archived, title: random() < 0.3 ? 'red' : 'blue' }) });
+        const chunks = 1 + Math.floor(random() * 3);
+        for (let c = 0; c < chunks; c++) {
+          // Some chunks repeat one text exactly, so their scores tie and only the tie-break orders them.
+          const text = random() < 0.2 ? 'wordaax wordbax' : randomText(random, VOCABULARY, 1 + Math.floor(random() * 30));
+          memory.add({ chunkId: `${memoId}/${c}`, memoId, projectId: 'p', revision: 1, index: c, content: text }, Float32Array.from([1, 0]), termFrequencies(text));
+        }
+        if (random() < 0.05) memory.removeMemo(memoId);
+      }
+      const filters: Filter[] = random() < 0.5 ? [] : [{ field: 'title', operator: 'eq', value: 'red', filter_type: 'native_field' }];
+      const eligible = catalog.eligible('p', filters);
+      for (let q = 0; q < 10; q++) {
+        const query = encodeQuery(randomText(random, VOCABULARY, 1 + Math.floor(random() * 8)));
+        const limit = 1 + Math.floor(random() * 30);
+        const fast = memory.searchSparse(query, 'p', eligible, limit, catalog);
+        const exhaustive = memory.searchSparseExhaustive(query, 'p', eligible, limit, catalog);
+        expect(fast, `trial ${trial} query ${q}`).toEqual(exhaustive);
+      }
+    }
+  });
+
+  it('takes N, document frequency and average length from the caller\'s project alone', () => {
+    const random = seededRandom(5);
+    const catalog = new CatalogMemory();
+    const memory = new ModelMemory(4);
+    const addMemos = (projectId: string, n: number) => {
+      for (let m = 0; m < n; m++) {
+        const memoId = `${projectId}-${m}`;
+        catalog.set({ memoId, projectId, version: 1, memo: attrs(projectId, memoId) });
+        const text = randomText(random, VOCABULARY, 5 + Math.floor(random() * 40));
+        memory.add({ chunkId: `${memoId}/0`, memoId, projectId, revision: 1, index: 0, content: text }, unitVector(random, 4), termFrequencies(text));
+      }
+    };
+    addMemos('a', 50);
+    const queries = Array.from({ length: 20 }, () => encodeQuery(randomText(random, VOCABULARY, 3)));
+    const probe = unitVector(random, 4);
+    const before = queries.map((q) => memory.searchSparse(q, 'a', catalog.eligible('a', []), 10, catalog));
+    const denseBefore = memory.searchDense(probe, catalog.eligible('a', []), 10, catalog, 'a');
+    addMemos('b', 3000);
+    for (let m = 0; m < 1000; m++) memory.removeMemo(`b-${m}`);
+    expect(queries.map((q) => memory.searchSparse(q, 'a', catalog.eligible('a', []), 10, catalog))).toEqual(before);
+    expect(memory.searchDense(probe, catalog.eligible('a', []), 10, catalog, 'a')).toEqual(denseBefore);
+    expect(before.flat().length).toBeGreaterThan(100);
+  });
+});
+
+describe('ModelMemory dense search with an HNSW graph', () => {
+  const dim = 32;
+  function build(annMinChunks: number) {
+    const random = seededRandom(77);
+    const centres = Array.from({ length: 20 }, () => unitVector(random, dim));
+    const catalog = new CatalogMemory();
+    const memory = new ModelMemory(dim, 1024, { dense: { annMinChunks } });
+    for (let m = 0; m < 3000; m++) {
+      const memoId = `memo-${String(m).padStart(5, '0')}`;
+      catalog.set({ memoId, projectId: 'p', version: 1, memo: attrs('p', memoId, { title: m % 10 === 0 ? 'rare' : 'common' }) });
+      const v = unitVector(random, dim, centres[m % centres.length]);
+      memory.add({ chunkId: `${memoId}/0`, memoId, projectId: 'p', revision: 1, index: 0, content: '' }, v, termFrequencies('x'));
+    }
+    return { memory, catalog, queries: Array.from({ length: 50 }, (_, i) => unitVector(random, dim, centres[i % centres.length])) };
+  }
+
+  it('uses the graph for a large project and finds what an exact scan finds (recall@10 >= 0.95)', () => {
+    const graph = build(1000);
+    const exact = build(1_000_000);
+    expect(graph.memory.hasGraph('p')).toBe(true);
+    expect(exact.memory.hasGraph('p')).toBe(false);
+    let found = 0;
+    for (const q of graph.queries) {
+      const truth = new Set(exact.memory.searchDense(q, exact.catalog.eligible('p', []), 10, exact.catalog, 'p').map((h) => h.chunkId));
+      const hits = graph.memory.searchDense(q, graph.catalog.eligible('p', []), 10, graph.catalog, 'p');
+      expect(hits).toHaveLength(10);
+      // Scores are rescored cosines, best first.
+      for (let i = 1; i < hits.length; i++) expect(hits[i - 1]!.score).toBeGreaterThanOrEqual(hits[i]!.score);
+      found += hits.filter((h) => truth.has(h.chunkId)).length;
+    }
+    expect(found / (10 * graph.queries.length)).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('answers a selective filter exactly and forgets removed chunks in the graph', () => {
+    const { memory, catalog, queries } = build(1000);
+    const rare: Filter[] = [{ field: 'title', operator: 'eq', value: 'rare', filter_type: 'native_field' }];
+    const hits = memory.searchDense(queries[0]!, catalog.eligible('p', rare), 1000, catalog, 'p');
+    expect(hits).toHaveLength(300);
+    const best = memory.searchDense(queries[0]!, catalog.eligible('p', []), 1, catalog, 'p')[0]!;
+    memory.removeMemo(best.memoId);
+    const after = memory.searchDense(queries[0]!, catalog.eligible('p', []), 50, catalog, 'p');
+    expect(after.map((h) => h.memoId)).not.toContain(best.memoId);
+    expect(after).toHaveLength(50);
   });
 });

@@ -8,9 +8,20 @@
  *   upserted with `vector: {}`). Payload: projectId, memoId, version, writeId, deleted, revision,
  *   archived, the filterable fields (see `filterPayload`), summary and the memo as JSON text.
  * - `<prefix>_chunks_<model>_<hash>_<dim>` per model: one point per chunk (id = chunk id) with a
- *   Cosine vector `dense` and an IDF-weighted sparse vector `bm25`. Payload: projectId, memoId,
- *   chunkId, revision, chunkIndex, content, plus a copy of its memo's catalog entry (filterable
- *   fields, title, summary, archived), the catalog `syncVersion` that copy came from, and `current`.
+ *   Cosine vector `dense` and a sparse vector `bm25` of BM25 document weights (no IDF). Payload:
+ *   projectId, memoId, chunkId, revision, chunkIndex, content, `terms` (the chunk's term ids,
+ *   indexed), plus a copy of its memo's catalog entry (filterable fields, title, summary, archived),
+ *   the catalog `syncVersion` that copy came from, and `current`.
+ *
+ * BM25 statistics per project, on the client: Qdrant's own `modifier: idf` counts documents over
+ * the whole collection, i.e. across projects, so one tenant's data would move another's scores. A
+ * sparse search first counts, in the caller's project, the chunks (N) and the chunks holding each
+ * query term (df, through the `terms` index), and sends idf × query weight as the query vector.
+ * Cost: one count per query term, sent together. Collections made before this (`modifier: idf`)
+ * keep working the old way until the model is re-indexed into a new collection.
+ *
+ * Ties: equal scores are ordered by memo uuid, then chunk index; when the cut falls inside a run of
+ * equal scores, the whole run is fetched (`score_threshold`) so the same ones are always kept.
  *
  * Visibility: a chunk is findable iff `current` is true and `archived` is not, in its project, and it
  * passes the filters. `current` means "the catalog (at `syncVersion`) has this memo, live, at this
@@ -31,8 +42,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import type { MemoAttributes } from '@memex/contracts';
-import { DEFAULT_BM25_OPTIONS, weighDocument, type EncodedDocument, type SparseVector } from '@memex/text';
+import { DEFAULT_BM25_OPTIONS, idf, weighDocument, type EncodedDocument, type SparseVector } from '@memex/text';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, IndexedChunk, SearchIndex, StoredChunkText } from './port';
+import { compareChunks } from './topK';
 import {
   FILTER_KEYWORD_FIELDS,
   filterPayload,
@@ -58,13 +70,15 @@ export interface QdrantSearchIndexOptions {
 
 const DENSE = 'dense';
 
-/** BM25 document weights for Qdrant's sparse vector (it applies IDF itself: `modifier: idf`). */
+/** BM25 document weights for Qdrant's sparse vector (IDF is applied per project at query time). */
 function sparseWeights(terms: EncodedDocument, avgDocLength: number): { indices: number[]; values: number[] } {
   const { indices, values } = weighDocument(terms, { avgDocLength });
   return { indices, values };
 }
 const SPARSE = 'bm25';
 const UPSERT_BATCH = 256;
+/** How many points beyond the limit are fetched to settle a tie at the cut. */
+const TIE_WINDOW = 1_000;
 const SCROLL_PAGE = 1_000;
 
 type Payload = Record<string, unknown>;
@@ -123,6 +137,8 @@ export class QdrantSearchIndex implements SearchIndex {
   private catalogReady: Promise<void> | undefined;
   /** model → its chunk collection, as opened or found. */
   private readonly collections = new Map<string, string>();
+  /** Collections made before per-project statistics, whose sparse vector Qdrant weighs by IDF. */
+  private readonly globalIdf = new Set<string>();
 
   constructor(
     private readonly client: QdrantClient,
@@ -181,7 +197,11 @@ export class QdrantSearchIndex implements SearchIndex {
     if (found.length > 1) {
       throw new Error(`model ${model} has collections of several dimensions (${found.map((f) => f.dimension).join(', ')}); open it first`);
     }
-    if (found[0]) this.collections.set(model, found[0].name);
+    if (found[0]) {
+      const info = await this.client.getCollection(found[0].name);
+      if (info.config.params.sparse_vectors?.[SPARSE]?.modifier === 'idf') this.globalIdf.add(found[0].name);
+      this.collections.set(model, found[0].name);
+    }
     return found[0]?.name;
   }
 
@@ -228,14 +248,16 @@ export class QdrantSearchIndex implements SearchIndex {
     if (other) throw new Error(`model ${model} is stored with dimension ${other.dimension}, not ${dimension}`);
     await this.createCollection(name, {
       vectors: { [DENSE]: { size: dimension, distance: 'Cosine' } },
-      sparse_vectors: { [SPARSE]: { modifier: 'idf' } },
+      sparse_vectors: { [SPARSE]: {} },
     });
     const info = await this.client.getCollection(name);
     const vectors = info.config.params.vectors as Record<string, { size?: number; distance?: string } | undefined> | undefined;
     const dense = vectors?.[DENSE];
-    if (dense?.size !== dimension || dense.distance !== 'Cosine' || info.config.params.sparse_vectors?.[SPARSE]?.modifier !== 'idf') {
+    const sparse = info.config.params.sparse_vectors?.[SPARSE];
+    if (dense?.size !== dimension || dense.distance !== 'Cosine' || !sparse) {
       throw new Error(`collection ${name} exists with another vector configuration than model ${model} of dimension ${dimension} needs`);
     }
+    if (sparse.modifier === 'idf') this.globalIdf.add(name);
     await this.ensureIndexes(name, {
       projectId: { type: 'keyword', is_tenant: true },
       memoId: 'keyword',
@@ -244,6 +266,7 @@ export class QdrantSearchIndex implements SearchIndex {
       syncVersion: 'integer',
       archived: 'bool',
       current: 'bool',
+      terms: 'integer',
     });
     this.collections.set(model, name);
   }
@@ -390,6 +413,7 @@ export class QdrantSearchIndex implements SearchIndex {
             revision: memo.revision,
             chunkIndex: c.index,
             content: c.content,
+            terms: c.terms.indices,
             current: false,
             syncVersion: 0,
           },
@@ -460,20 +484,30 @@ export class QdrantSearchIndex implements SearchIndex {
     const filter = await this.visible(query);
     if (!filter) return [];
     let points: Schemas['ScoredPoint'][];
+    const ask = async (limit: number, scoreThreshold?: number) =>
+      (
+        await this.client.query(collection, {
+          query: vector,
+          using,
+          filter,
+          limit,
+          ...(scoreThreshold === undefined ? {} : { score_threshold: scoreThreshold }),
+          with_payload: ['memoId', 'chunkId', 'chunkIndex', 'content', 'title', 'summary'],
+        })
+      ).points;
     try {
-      ({ points } = await this.client.query(collection, {
-        query: vector,
-        using,
-        filter,
-        limit: query.limit,
-        with_payload: ['memoId', 'chunkId', 'chunkIndex', 'content', 'title', 'summary'],
-      }));
+      points = await ask(query.limit + 1);
+      // The cut falls among equal scores: fetch every point scoring at least that much, so the
+      // tie-break below (not Qdrant's internal order) decides which of them are kept.
+      if (points.length > query.limit && points[query.limit]!.score === points[query.limit - 1]!.score) {
+        points = await ask(query.limit + TIE_WINDOW, points[query.limit]!.score);
+      }
     } catch (error) {
       if (!isNotFound(error)) throw error;
       this.collections.delete(model); // dropped elsewhere
       return [];
     }
-    return points.map((p) => {
+    const candidates = points.map((p) => {
       const payload = p.payload ?? {};
       return {
         chunkId: typeof payload.chunkId === 'string' ? payload.chunkId : String(p.id),
@@ -485,6 +519,7 @@ export class QdrantSearchIndex implements SearchIndex {
         score: p.score,
       };
     });
+    return candidates.sort((a, b) => b.score - a.score || compareChunks(a, b)).slice(0, query.limit);
   }
 
   async getChunks(model: string, memoId: string): Promise<StoredChunkText[]> {
@@ -526,8 +561,43 @@ export class QdrantSearchIndex implements SearchIndex {
 
   async searchSparse(model: string, vector: SparseVector, query: CandidateQuery): Promise<ChunkCandidate[]> {
     if (vector.indices.length === 0) return [];
+    const collection = await this.resolve(model);
+    if (!collection) return [];
+    let weighted: SparseVector = vector;
+    if (!this.globalIdf.has(collection)) {
+      const statistics = await this.projectStatistics(collection, query.projectId, vector.indices);
+      if (!statistics) return [];
+      const indices: number[] = [];
+      const values: number[] = [];
+      vector.indices.forEach((term, i) => {
+        const df = statistics.df[i]!;
+        if (df === 0) return;
+        indices.push(term);
+        values.push(idf(statistics.n, df) * vector.values[i]!);
+      });
+      if (indices.length === 0) return [];
+      weighted = { indices, values };
+    }
     // Qdrant scores only points sharing a term with the query; the guard keeps that promise exact.
-    return (await this.search(model, SPARSE, { indices: vector.indices, values: vector.values }, query)).filter((c) => c.score > 0);
+    return (await this.search(model, SPARSE, { indices: weighted.indices, values: weighted.values }, query)).filter((c) => c.score > 0);
+  }
+
+  /**
+   * BM25's N and df within one project: its chunk points, and those holding each term. Every stored
+   * chunk of the project counts (as on the embedded index), whatever its memo's state.
+   */
+  private async projectStatistics(collection: string, projectId: string, terms: readonly number[]): Promise<{ n: number; df: number[] } | undefined> {
+    const count = async (must: QdrantCondition[]) => (await this.client.count(collection, { filter: { must }, exact: true })).count;
+    try {
+      const [n, ...df] = await Promise.all([
+        count([eq('projectId', projectId)]),
+        ...terms.map((term) => count([eq('projectId', projectId), eq('terms', term)])),
+      ]);
+      return { n: n!, df };
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      return undefined;
+    }
   }
 
   async countChunks(model: string, projectId?: string): Promise<number> {

@@ -24,3 +24,15 @@ describe('TopK', () => {
     expect(none.sorted()).toEqual([]);
   });
 });
+
+describe('TopK ties', () => {
+  it('keeps and orders equal scores by the tie-break, whatever the offer order', () => {
+    const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    for (const order of [['d', 'b', 'a', 'c', 'e'], ['e', 'c', 'a', 'b', 'd']]) {
+      const top = new TopK<string>(3, byName);
+      for (const item of order) top.offer(1, item);
+      top.offer(0.5, 'aa');
+      expect(top.sorted().map((x) => x.item)).toEqual(['a', 'b', 'c']);
+    }
+  });
+});

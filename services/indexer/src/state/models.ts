@@ -39,11 +39,15 @@ export class ModelSet {
     return pending;
   }
 
-  /** Follows the shared index state; loads what it names, releases what it no longer does. */
+  /**
+   * Follows the shared index state; loads what it names, releases what it no longer does. A target
+   * model that will not load is left out (the re-index owner reports it and drops the job); only the
+   * active model must load.
+   */
   async apply(state: IndexState): Promise<void> {
-    const target = state.reindex?.model !== state.activeModel ? state.reindex?.model : undefined;
+    let target = state.reindex?.model !== state.activeModel ? state.reindex?.model : undefined;
     await this.embedder(state.activeModel);
-    if (target) await this.embedder(target);
+    if (target) target = await this.embedder(target).then(() => target, () => undefined);
     this.activeModel = state.activeModel;
     this.targetModel = target;
     for (const [model, pending] of this.loaded) {

@@ -1,9 +1,11 @@
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { Streams, type MemoEventMessage } from '@memex/contracts';
-import { decodeJson, type IndexState, type IndexStateStore, type Logger } from '@memex/runtime';
+import { Streams, type ContentRef, type MemoEventMessage } from '@memex/contracts';
+import { decodeJson, isKeyErased, openEvent, type ContentStore, type IndexState, type IndexStateStore, type Logger } from '@memex/runtime';
 import type { ChunkOptions } from '@memex/text';
 import { chunkMemo, embedChunks } from '../processing/chunks';
+import { readContent } from '../processing/processor';
 import type { SearchIndex } from '../searchIndex/port';
+import type { Embedder } from '../embedding/embedder';
 import type { ModelSet } from './models';
 
 /** An owner that has not beaten its heart for this long is presumed dead; another instance takes over. */
@@ -18,6 +20,7 @@ export interface ReindexerDeps {
   models: ModelSet;
   store: IndexStateStore;
   chunking: ChunkOptions;
+  content: ContentStore;
   instance: string;
   logger: Logger;
   clock?: () => number;
@@ -43,7 +46,12 @@ export class Reindexer {
   async consider(state: IndexState | undefined): Promise<void> {
     const job = state?.reindex;
     if (!job || this.running || this.stopped) return;
-    if (job.model === state.activeModel) return;
+    if (job.model === state.activeModel) {
+      // Nothing to rebuild: the index already serves that model. Done at once, so it never waits forever.
+      await this.deps.store.update((s) => (s?.reindex?.model === s?.activeModel && s?.reindex ? { activeModel: s.activeModel } : undefined));
+      this.deps.logger.info({ model: job.model }, 're-index to the active model: nothing to do');
+      return;
+    }
     const alive = job.owner !== undefined && job.heartbeatAt !== undefined && this.now() - Date.parse(job.heartbeatAt) < REINDEX_OWNER_TIMEOUT_MS;
     if (alive && job.owner !== this.deps.instance) return;
     const claimed = await this.deps.store.update((current) => {
@@ -61,10 +69,27 @@ export class Reindexer {
 
   private async run(model: string, previous: string): Promise<void> {
     const { js, jsm, index, models, store, chunking, logger, instance } = this.deps;
-    logger.info({ model, previous }, 're-index started: replaying the memo event log');
-    const { embedder } = await models.forModel(model);
+    let embedder: Embedder;
+    try {
+      ({ embedder } = await models.forModel(model));
+    } catch (error) {
+      // A model that will not load will not load on the next attempt either: refuse the job, say why.
+      const message = (error as Error)?.message ?? String(error);
+      logger.error({ err: error, model }, 're-index refused: the model could not be loaded');
+      await store.update((s) =>
+        s?.reindex?.model === model && s.reindex.owner === instance
+          ? { activeModel: s.activeModel, failed: { model, error: message, at: new Date(this.now()).toISOString() } }
+          : undefined,
+      );
+      return;
+    }
     const total = (await jsm.streams.info(Streams.memoEvents)).state.last_seq;
     let replayed = 0;
+    logger.info({ model, previous, total }, 're-index started: replaying the memo event log');
+    // The model loaded and the replay starts: the CLI reports the job as accepted from here.
+    await store.update((s) =>
+      s?.reindex?.model === model && s.reindex.owner === instance ? { ...s, reindex: { ...s.reindex, replayed, total } } : undefined,
+    );
     const beat = setInterval(() => {
       void store
         .update((s) =>
@@ -85,17 +110,25 @@ export class Reindexer {
             return;
           }
           replayed += 1;
-          const event = decodeJson<MemoEventMessage>(msg.data);
-          if (event.type === 'MemoCreated' || event.type === 'MemoContentChanged') {
-            const { memoId, projectId, revision, content } = event.data as {
+          const sealedEvent = decodeJson<MemoEventMessage>(msg.data);
+          if (sealedEvent.type === 'MemoCreated' || sealedEvent.type === 'MemoContentChanged') {
+            // An erased memo's events no longer open: nothing to index.
+            const event = await openEvent(this.deps.content.keyring, sealedEvent).catch((error: unknown) => {
+              if (isKeyErased(error)) return undefined;
+              throw error;
+            });
+            const { memoId, projectId, revision, content: ref } = (event?.data ?? {}) as {
               memoId: string;
               projectId: string;
               revision: number;
-              content: string;
+              content: ContentRef;
             };
-            const entry = await index.getCatalog(memoId);
+            const entry = event ? await index.getCatalog(memoId) : undefined;
             // Only the revision the catalog holds now is worth embedding; older ones are dropped anyway.
-            if (!entry || (entry.memo !== null && entry.memo.revision === revision)) {
+            const content = event && (!entry || (entry.memo !== null && entry.memo.revision === revision))
+              ? await readContent(this.deps.content, projectId, memoId, ref)
+              : undefined;
+            if (event && content !== undefined) {
               const chunks = chunkMemo(memoId, revision, content, chunking);
               const title = entry?.memo?.title ?? event.memo?.title ?? '';
               await index.putChunks(model, { memoId, projectId, revision }, await embedChunks(embedder, title, chunks));

@@ -6,9 +6,9 @@ import type { MemoReadModel } from '../readModel/port';
 const MAX_SLEEP_MS = 30_000;
 
 /**
- * Archives memos whose expiration date has passed: wakes at the next expiration it knows of (or
- * every 30 s), and runs the archive command for each due memo. Several memo instances may sweep at
- * once; the decider makes a second archive a no-op.
+ * Erases memos whose expiration date has passed, exactly as DELETE does (tombstone reason
+ * `expired`): wakes at the next expiration it knows of (or every 30 s). Several memo instances may
+ * sweep at once; the decider makes a second erasure a no-op.
  */
 export class ExpirySweeper {
   private timer: NodeJS.Timeout | undefined;
@@ -29,12 +29,7 @@ export class ExpirySweeper {
       const due = await this.readModel.dueForArchive(this.clock().toISOString(), 200);
       if (due.length === 0) return archived;
       for (const { projectId, memoId } of due) {
-        const done = await this.commands.execute(
-          projectId,
-          memoId,
-          (now) => ({ type: 'ArchiveMemo', projectId, now }),
-          { commandId: uuidV7(), requestId: undefined },
-        );
+        const done = await this.commands.erase(projectId, memoId, 'expired', { commandId: uuidV7(), requestId: undefined });
         if (done.applied) archived += 1;
       }
       if (due.length < 200) return archived;
@@ -50,7 +45,7 @@ export class ExpirySweeper {
     this.busy = true;
     this.running = this.sweepOnce()
       .then((n) => {
-        if (n > 0) this.logger.info({ archived: n }, 'archived expired memos');
+        if (n > 0) this.logger.info({ erased: n }, 'erased expired memos');
       })
       .catch((error: unknown) => this.logger.error({ err: error }, 'expiry sweep failed'))
       .then(() => {

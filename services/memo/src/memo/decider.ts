@@ -3,13 +3,16 @@
  * Pure: the clock and ids come in with the command.
  */
 import {
+  EMPTY_CHUNKS,
   MemexError,
-  type ChunkRecord,
-  type CreateMemoInput,
+  type ChunkLayout,
+  type ContentRef,
+  type ErasureReason,
   type MemoEvent,
   type ProcessingStage,
+  type StoredCreateInput,
+  type StoredUpdateInput,
   type TagRecord,
-  type UpdateMemoInput,
 } from '@memex/contracts';
 import { tagId } from '@memex/runtime';
 
@@ -19,7 +22,8 @@ export interface MemoData {
   createdAt: string;
   updatedAt: string;
   title: string;
-  content: string;
+  /** The current revision's content, by reference (sealed blob). */
+  content: ContentRef;
   metadata: Record<string, unknown>;
   clientReferenceId: string | null;
   source: string | null;
@@ -32,7 +36,9 @@ export interface MemoData {
   clientTags: TagRecord[];
   tags: TagRecord[];
   summary: string;
-  chunks: ChunkRecord[];
+  /** Chunks of `revision` once `chunkedRevision` equals it; empty before. */
+  chunks: ChunkLayout;
+  firstChunk: string;
   /** Revisions the processing results belong to; `pending` until both equal `revision`. */
   chunkedRevision: number;
   summarizedRevision: number;
@@ -47,10 +53,10 @@ export type MemoState =
 export const initialState = (): MemoState => ({ status: 'empty' });
 
 export type MemoCommand =
-  | { type: 'CreateMemo'; memoId: string; projectId: string; input: CreateMemoInput; now: string }
-  | { type: 'UpdateMemo'; projectId: string; input: UpdateMemoInput; now: string }
-  | { type: 'DeleteMemo'; projectId: string; now: string }
-  | { type: 'RecordChunks'; projectId: string; revision: number; model: string; chunks: ChunkRecord[]; now: string }
+  | { type: 'CreateMemo'; memoId: string; projectId: string; input: StoredCreateInput; now: string }
+  | { type: 'UpdateMemo'; projectId: string; input: StoredUpdateInput; now: string }
+  | { type: 'DeleteMemo'; projectId: string; reason: ErasureReason; now: string }
+  | { type: 'RecordChunks'; projectId: string; revision: number; model: string; chunks: ChunkLayout; firstChunk: string; now: string }
   | { type: 'RecordSummary'; projectId: string; revision: number; summary: string; tags: string[]; now: string }
   | {
       type: 'RecordProcessingFailure';
@@ -59,8 +65,7 @@ export type MemoCommand =
       stage: ProcessingStage;
       message: string;
       now: string;
-    }
-  | { type: 'ArchiveMemo'; projectId: string; now: string };
+    };
 
 export function isPending(memo: MemoData): boolean {
   return memo.chunkedRevision !== memo.revision || memo.summarizedRevision !== memo.revision;
@@ -121,9 +126,6 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
           },
         },
       ];
-      if (isExpired(input.expirationDate, now)) {
-        events.push({ type: 'MemoArchived', data: { memoId, projectId, reason: 'expired', at: now } });
-      }
       return events;
     }
 
@@ -144,23 +146,20 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
       }
       const events: MemoEvent[] = [];
       if (Object.keys(changes).length > 0) events.push({ type: 'MemoUpdated', data: { memoId, projectId, changes, updatedAt: now } });
-      if (input.content !== undefined && input.content !== memo.content) {
+      // Equal content (same keyed digest) starts no revision.
+      if (input.content !== undefined && input.content.digest !== memo.content.digest) {
         events.push({
           type: 'MemoContentChanged',
           data: { memoId, projectId, revision: memo.revision + 1, content: input.content, updatedAt: now },
         });
-      }
-      if (changes.expirationDate !== undefined) {
-        const expired = isExpired(changes.expirationDate, now);
-        if (expired && !memo.archived) events.push({ type: 'MemoArchived', data: { memoId, projectId, reason: 'expired', at: now } });
-        if (!expired && memo.archived) events.push({ type: 'MemoUnarchived', data: { memoId, projectId, at: now } });
       }
       return events;
     }
 
     case 'DeleteMemo': {
       const memo = requireActive(state, command.projectId);
-      return [{ type: 'MemoDeleted', data: { memoId: memo.memoId, projectId: memo.projectId, at: command.now } }];
+      if (command.reason === 'expired' && !isExpired(memo.expirationDate, command.now)) return [];
+      return [{ type: 'MemoDeleted', data: { memoId: memo.memoId, projectId: memo.projectId, at: command.now, reason: command.reason } }];
     }
 
     case 'RecordChunks': {
@@ -175,6 +174,7 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
             revision: command.revision,
             model: command.model,
             chunks: command.chunks,
+            firstChunk: command.firstChunk,
             at: command.now,
           },
         },
@@ -214,13 +214,6 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
       ];
     }
 
-    case 'ArchiveMemo': {
-      if (state.status !== 'active' || state.memo.projectId !== command.projectId) return [];
-      const memo = state.memo;
-      if (memo.archived || !isExpired(memo.expirationDate, command.now)) return [];
-      return [{ type: 'MemoArchived', data: { memoId: memo.memoId, projectId: memo.projectId, reason: 'expired', at: command.now } }];
-    }
-
     default: {
       const never: never = command;
       throw new Error(`unknown command ${JSON.stringify(never)}`);
@@ -250,7 +243,8 @@ export function evolve(state: MemoState, event: MemoEvent): MemoState {
         clientTags: d.tags,
         tags: d.tags,
         summary: '',
-        chunks: [],
+        chunks: EMPTY_CHUNKS,
+        firstChunk: '',
         chunkedRevision: 0,
         summarizedRevision: 0,
         processingError: null,
@@ -285,13 +279,15 @@ export function evolve(state: MemoState, event: MemoEvent): MemoState {
         summary: '',
         tags: [],
         clientTags: [],
-        chunks: [],
+        chunks: EMPTY_CHUNKS,
+        firstChunk: '',
         processingError: null,
       });
     case 'MemoChunked':
       if (event.data.revision !== memo.revision) return state;
       return next({
         chunks: event.data.chunks,
+        firstChunk: event.data.firstChunk,
         chunkedRevision: event.data.revision,
         processingError: memo.processingError?.stage === 'indexing' ? null : memo.processingError,
       });

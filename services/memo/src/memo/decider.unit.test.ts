@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CreateMemoInput, MemoEvent } from '@memex/contracts';
+import { EMPTY_CHUNKS, packChunks, type ContentRef, type MemoEvent, type StoredCreateInput } from '@memex/contracts';
 import { decide, evolve, fold, initialState, isPending, type MemoCommand, type MemoState } from './decider';
 
 const memoId = '0190d7a4-0000-7000-8000-000000000001';
@@ -7,9 +7,12 @@ const projectId = '0190d7a4-0000-7000-8000-0000000000aa';
 const now = '2026-01-01T00:00:00.000Z';
 const later = '2026-01-02T00:00:00.000Z';
 
-const input: CreateMemoInput = {
+/** A content reference; `digest` stands for the (keyed) digest of the text. */
+const ref = (text: string, name = `blob-${text}`): ContentRef => ({ blob: { name, bytes: text.length + 29, sha256: '0'.repeat(64) }, length: text.length, digest: `d-${text}` });
+
+const input: StoredCreateInput = {
   title: 'Plan',
-  content: 'Do things.',
+  content: ref('Do things.'),
   metadata: {},
   referenceId: null,
   tags: ['given'],
@@ -31,7 +34,7 @@ function given(...events: MemoEvent[]) {
   };
 }
 
-const created = (over: Partial<CreateMemoInput> = {}): MemoEvent[] =>
+const created = (over: Partial<StoredCreateInput> = {}): MemoEvent[] =>
   decide({ type: 'CreateMemo', memoId, projectId, input: { ...input, ...over }, now }, initialState());
 
 describe('memo decider', () => {
@@ -45,9 +48,6 @@ describe('memo decider', () => {
     expect(state.memo.tags.map((t) => t.tag)).toEqual(['given']);
   });
 
-  it('archives at once a memo created already expired', () => {
-    expect(created({ expirationDate: '2000-01-01T00:00:00.000Z' }).map((e) => e.type)).toEqual(['MemoCreated', 'MemoArchived']);
-  });
 
   it('refuses to create twice', () => {
     given(...created()).when({ type: 'CreateMemo', memoId, projectId, input, now }).thenFails('InvalidRequest');
@@ -60,14 +60,14 @@ describe('memo decider', () => {
     expect(events).toEqual([{ type: 'MemoUpdated', data: { memoId, projectId, changes: { source: 'web' }, updatedAt: later } }]);
   });
 
-  it('PATCH with the same values changes nothing', () => {
-    given(...created()).when({ type: 'UpdateMemo', projectId, input: { title: 'Plan', content: 'Do things.' }, now }).then([]);
+  it('PATCH with the same values changes nothing (equal content: equal digest, whatever blob holds it)', () => {
+    given(...created()).when({ type: 'UpdateMemo', projectId, input: { title: 'Plan', content: ref('Do things.', 'another-blob') }, now }).then([]);
   });
 
   it('PATCH with content starts a new revision and clears summary, tags and chunks', () => {
     const history = [
       ...created(),
-      { type: 'MemoChunked', data: { memoId, projectId, revision: 1, model: 'm', chunks: [{ uuid: 'c', index: 0, start: 0, end: 2 }], at: now } },
+      { type: 'MemoChunked', data: { memoId, projectId, revision: 1, model: 'm', chunks: packChunks([{ start: 0, end: 2 }]), firstChunk: 'Do', at: now } },
       { type: 'MemoSummarized', data: { memoId, projectId, revision: 1, summary: 'S', at: now } },
       { type: 'MemoTagged', data: { memoId, projectId, revision: 1, tags: [{ uuid: 't', tag: 'auto' }], at: now } },
     ] satisfies MemoEvent[];
@@ -75,18 +75,18 @@ describe('memo decider', () => {
     expect(state.status === 'active' && isPending(state.memo)).toBe(false);
     expect(state.status === 'active' && state.memo.tags.map((t) => t.tag)).toEqual(['given', 'auto']);
 
-    const change = decide({ type: 'UpdateMemo', projectId, input: { content: 'New.' }, now: later }, state);
+    const change = decide({ type: 'UpdateMemo', projectId, input: { content: ref('New.') }, now: later }, state);
     expect(change.map((e) => e.type)).toEqual(['MemoContentChanged']);
     const after = change.reduce(evolve, state);
-    expect(after.status === 'active' && after.memo).toMatchObject({ revision: 2, summary: '', tags: [], chunks: [], clientTags: [] });
+    expect(after.status === 'active' && after.memo).toMatchObject({ revision: 2, summary: '', tags: [], chunks: EMPTY_CHUNKS, firstChunk: '', clientTags: [] });
     expect(after.status === 'active' && isPending(after.memo)).toBe(true);
   });
 
   it('drops processing results of an older revision or another project', () => {
-    const history = [...created(), { type: 'MemoContentChanged', data: { memoId, projectId, revision: 2, content: 'B', updatedAt: now } }] satisfies MemoEvent[];
+    const history = [...created(), { type: 'MemoContentChanged', data: { memoId, projectId, revision: 2, content: ref('B'), updatedAt: now } }] satisfies MemoEvent[];
     given(...history).when({ type: 'RecordSummary', projectId, revision: 1, summary: 'old', tags: [], now }).then([]);
-    given(...history).when({ type: 'RecordChunks', projectId: 'other', revision: 2, model: 'm', chunks: [], now }).then([]);
-    given(...history).when({ type: 'RecordChunks', projectId, revision: 2, model: 'm', chunks: [], now }).then(['MemoChunked']);
+    given(...history).when({ type: 'RecordChunks', projectId: 'other', revision: 2, model: 'm', chunks: EMPTY_CHUNKS, firstChunk: '', now }).then([]);
+    given(...history).when({ type: 'RecordChunks', projectId, revision: 2, model: 'm', chunks: EMPTY_CHUNKS, firstChunk: '', now }).then(['MemoChunked']);
   });
 
   it('records each revision\'s results once', () => {
@@ -100,27 +100,23 @@ describe('memo decider', () => {
       .thenEvents();
     let state: MemoState = fold([...created(), ...failed]);
     expect(state.status === 'active' && state.memo.processingError?.message).toBe('boom');
-    state = evolve(state, { type: 'MemoChunked', data: { memoId, projectId, revision: 1, model: 'm', chunks: [], at: now } });
+    state = evolve(state, { type: 'MemoChunked', data: { memoId, projectId, revision: 1, model: 'm', chunks: EMPTY_CHUNKS, firstChunk: '', at: now } });
     expect(state.status === 'active' && state.memo.processingError).toBeNull();
   });
 
   it('DELETE needs a live memo in the caller\'s project', () => {
-    given(...created()).when({ type: 'DeleteMemo', projectId: 'other', now }).thenFails('ResourceNotInProject');
-    given().when({ type: 'DeleteMemo', projectId, now }).thenFails('MemoNotFound');
+    given(...created()).when({ type: 'DeleteMemo', projectId: 'other', reason: 'deleted', now }).thenFails('ResourceNotInProject');
+    given().when({ type: 'DeleteMemo', projectId, reason: 'deleted', now }).thenFails('MemoNotFound');
     const deleted = [...created(), { type: 'MemoDeleted', data: { memoId, projectId, at: now } }] satisfies MemoEvent[];
-    given(...deleted).when({ type: 'DeleteMemo', projectId, now }).thenFails('MemoNotFound');
+    given(...deleted).when({ type: 'DeleteMemo', projectId, reason: 'deleted', now }).thenFails('MemoNotFound');
     given(...deleted).when({ type: 'UpdateMemo', projectId, input: { title: 'x' }, now }).thenFails('MemoNotFound');
   });
 
-  it('archives only when expired, and a later expiration date brings the memo back', () => {
+  it('erases for expiry only once the expiration date has passed, with the reason in the tombstone', () => {
     const expiring = created({ expirationDate: '2026-01-01T12:00:00.000Z' });
-    given(...expiring).when({ type: 'ArchiveMemo', projectId, now }).then([]);
-    given(...expiring).when({ type: 'ArchiveMemo', projectId, now: later }).then(['MemoArchived']);
-    const archived = [...expiring, { type: 'MemoArchived', data: { memoId, projectId, reason: 'expired', at: later } }] satisfies MemoEvent[];
-    given(...archived).when({ type: 'ArchiveMemo', projectId, now: later }).then([]);
-    given(...archived)
-      .when({ type: 'UpdateMemo', projectId, input: { expirationDate: '2030-01-01T00:00:00.000Z' }, now: later })
-      .then(['MemoUpdated', 'MemoUnarchived']);
-    given(...archived).when({ type: 'UpdateMemo', projectId, input: { expirationDate: null }, now: later }).then(['MemoUpdated', 'MemoUnarchived']);
+    given(...expiring).when({ type: 'DeleteMemo', projectId, reason: 'expired', now }).then([]);
+    const [tombstone] = given(...expiring).when({ type: 'DeleteMemo', projectId, reason: 'expired', now: later }).thenEvents();
+    expect(tombstone).toEqual({ type: 'MemoDeleted', data: { memoId, projectId, at: later, reason: 'expired' } });
+    given(...created()).when({ type: 'DeleteMemo', projectId, reason: 'expired', now: later }).then([]);
   });
 });

@@ -2,10 +2,23 @@ import {
   MemexError,
   Subjects,
   isUuid,
+  type ChunkPreview,
+  type ErasureReason,
   type MemoEvent,
   type MemoRef,
+  type StoredCreateInput,
+  type StoredUpdateInput,
+  type SummaryResult,
 } from '@memex/contracts';
-import { uuidV7, type CommandContext, type CommandHandlers, type Failpoints, type Logger } from '@memex/runtime';
+import {
+  uuidV7,
+  type CommandContext,
+  type CommandHandlers,
+  type ContentStore,
+  type Failpoints,
+  type Keyring,
+  type Logger,
+} from '@memex/runtime';
 import { VersionConflictError, type EventStore, type NewEvent, type StoredEvent } from '../eventStore/port';
 import type { OutboxPublisher } from '../outbox/publisher';
 import type { MemoReadModel } from '../readModel/port';
@@ -19,6 +32,8 @@ export interface MemoHandlerDeps {
   readModel: MemoReadModel;
   publisher: OutboxPublisher;
   references: ReferenceClaims;
+  keyring: Keyring;
+  content: ContentStore;
   clock: () => Date;
   logger: Logger;
   failpoint?: Failpoints;
@@ -134,19 +149,45 @@ export class MemoCommandService {
     return { memoId: record.memo.uuid, ownerProjectId: record.projectId, referenceId: record.memo.client_reference_id };
   }
 
+  /**
+   * Erases a memo: the stream down to a tombstone, the read model row, the reference claim, the
+   * content blob; the outbox then purges the bus and shreds the key. `reason: 'expired'` only
+   * erases a memo whose expiration date has passed.
+   */
+  async erase(
+    projectId: string,
+    memoId: string,
+    reason: ErasureReason,
+    ctx: Pick<CommandContext, 'commandId' | 'requestId'>,
+  ): Promise<Executed> {
+    const done = await this.execute(projectId, memoId, (now) => ({ type: 'DeleteMemo', projectId, reason, now }), ctx, { erase: true });
+    const { before } = done;
+    if (done.applied && before.status === 'active') {
+      if (before.memo.clientReferenceId !== null) {
+        await this.deps.references.release(projectId, before.memo.clientReferenceId, memoId, { erase: true });
+      }
+      await this.deps.content.remove(before.memo.content).catch((error: unknown) => {
+        this.deps.logger.warn({ err: error, memoId }, 'content blob of an erased memo not removed (sealed; its key is shredded)');
+      });
+    }
+    return done;
+  }
+
   handlers(): CommandHandlers {
-    const { references } = this.deps;
+    const { references, keyring } = this.deps;
     const seq = (e: Executed) => (e.eventSeq !== undefined ? { eventSeq: e.eventSeq } : {});
     return {
-      create: async ({ projectId, memoId, input }, ctx) => {
+      create: async ({ projectId, memoId, sealed }, ctx) => {
+        const input = await keyring.openJson<StoredCreateInput>(projectId, memoId, sealed);
         if (input.referenceId !== null) await references.claim(projectId, input.referenceId, memoId);
         const done = await this.execute(projectId, memoId, (now) => ({ type: 'CreateMemo', memoId, projectId, input, now }), ctx);
         return { result: { memoId }, ...seq(done) };
       },
 
-      update: async ({ projectId, ref, input }, ctx) => {
-        const { memoId, ownerProjectId, referenceId } = await this.resolve(projectId, ref);
+      update: async ({ projectId, memoId, sealed }, ctx) => {
+        const { ownerProjectId, referenceId } = await this.resolve(projectId, { idType: 'memo_uuid', id: memoId });
         if (ownerProjectId !== projectId) throw new MemexError('ResourceNotInProject');
+        const input = await keyring.openJson<StoredUpdateInput>(projectId, memoId, sealed);
         const newReference = input.clientReferenceId;
         const changesReference = newReference !== undefined && newReference !== referenceId;
         if (changesReference && newReference !== null) await references.claim(projectId, newReference, memoId);
@@ -156,33 +197,33 @@ export class MemoCommandService {
         if (done.applied && oldReference !== null && newReference !== undefined && oldReference !== newReference) {
           await references.release(projectId, oldReference, memoId);
         }
-        return { result: { memoId }, ...seq(done) };
-      },
-
-      delete: async ({ projectId, ref }, ctx) => {
-        const { memoId, ownerProjectId } = await this.resolve(projectId, ref);
-        if (ownerProjectId !== projectId) throw new MemexError('ResourceNotInProject');
-        const done = await this.execute(ownerProjectId, memoId, (now) => ({ type: 'DeleteMemo', projectId, now }), ctx, {
-          erase: true,
-        });
-        const { before } = done;
-        if (done.applied && before.status === 'active' && before.memo.clientReferenceId !== null) {
-          await references.release(projectId, before.memo.clientReferenceId, memoId, { erase: true });
+        // The replaced revision's blob goes (consumers still on it find it gone and skip: their result would be dropped).
+        if (done.applied && done.before.status === 'active' && done.state.status === 'active' && done.before.memo.content.blob.name !== done.state.memo.content.blob.name) {
+          await this.deps.content.remove(done.before.memo.content).catch(() => undefined);
         }
         return { result: { memoId }, ...seq(done) };
       },
 
-      'record-chunks': async ({ projectId, memoId, revision, model, chunks }, ctx) => {
+      delete: async ({ projectId, memoId, reason = 'deleted' }, ctx) => {
+        const { ownerProjectId } = await this.resolve(projectId, { idType: 'memo_uuid', id: memoId });
+        if (ownerProjectId !== projectId) throw new MemexError('ResourceNotInProject');
+        const done = await this.erase(projectId, memoId, reason, ctx);
+        return { result: { memoId }, ...seq(done) };
+      },
+
+      'record-chunks': async ({ projectId, memoId, revision, model, chunks, sealed }, ctx) => {
+        const { firstChunk } = await keyring.openJson<ChunkPreview>(projectId, memoId, sealed);
         const done = await this.execute(
           projectId,
           memoId,
-          (now) => ({ type: 'RecordChunks', projectId, revision, model, chunks, now }),
+          (now) => ({ type: 'RecordChunks', projectId, revision, model, chunks, firstChunk, now }),
           ctx,
         );
         return { result: { applied: done.applied }, ...seq(done) };
       },
 
-      'record-summary': async ({ projectId, memoId, revision, summary, tags }, ctx) => {
+      'record-summary': async ({ projectId, memoId, revision, sealed }, ctx) => {
+        const { summary, tags } = await keyring.openJson<SummaryResult>(projectId, memoId, sealed);
         const done = await this.execute(
           projectId,
           memoId,
@@ -200,11 +241,6 @@ export class MemoCommandService {
           ctx,
         );
         if (done.applied) this.deps.logger.error({ memoId, revision, stage, message }, 'memo processing failed');
-        return { result: { applied: done.applied }, ...seq(done) };
-      },
-
-      archive: async ({ projectId, memoId }, ctx) => {
-        const done = await this.execute(projectId, memoId, (now) => ({ type: 'ArchiveMemo', projectId, now }), ctx);
         return { result: { applied: done.applied }, ...seq(done) };
       },
     };

@@ -1,14 +1,21 @@
-import { MemexError, type Memo, type MemoGetRequest, type SearchResultItem, type TitleSearchRequest } from '@memex/contracts';
+import { MemexError, type MemoGetRequest, type MemoResolveReply, type MemoView, type SearchResultItem, type TitleSearchRequest } from '@memex/contracts';
+import { chunkId } from '@memex/runtime';
 import type { MemoReadModel } from '../readModel/port';
 import type { MemoCommandService } from './handlers';
 
 /** GET of a memo: another project's memo is "not found", revealing nothing. */
-export async function getMemo(commands: MemoCommandService, readModel: MemoReadModel, request: MemoGetRequest): Promise<Memo> {
+export async function getMemo(commands: MemoCommandService, readModel: MemoReadModel, request: MemoGetRequest): Promise<MemoView> {
   const { memoId, ownerProjectId } = await commands.resolve(request.projectId, request.ref);
   if (ownerProjectId !== request.projectId) throw new MemexError('MemoNotFound');
   const record = await readModel.get(memoId);
   if (!record) throw new MemexError('MemoNotFound');
   return record.memo;
+}
+
+/** Where a route's address points: the memo's uuid and the project that owns it (MemoNotFound if none). */
+export async function resolveMemo(commands: MemoCommandService, request: MemoGetRequest): Promise<MemoResolveReply> {
+  const { memoId, ownerProjectId } = await commands.resolve(request.projectId, request.ref);
+  return { memoId, ownerProjectId };
 }
 
 /**
@@ -23,12 +30,12 @@ export async function searchTitles(readModel: MemoReadModel, request: TitleSearc
     limit: request.limit,
   });
   return records.map(({ memo }) => {
-    const first = memo.chunks.find((c) => c.chunk_index === 0) ?? memo.chunks[0];
+    const chunked = memo.chunk_layout.count > 0;
     return {
       memo_title: memo.title,
       memo_uuid: memo.uuid,
-      chunk_uuid: first?.uuid ?? null,
-      chunk_content: first?.chunk_content ?? null,
+      chunk_uuid: chunked ? chunkId(memo.uuid, memo.chunk_revision, 0) : null,
+      chunk_content: chunked ? memo.first_chunk : null,
       memo_summary: memo.summary,
       distance: null,
     };

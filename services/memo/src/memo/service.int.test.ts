@@ -2,8 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Streams, Subjects, type CreateMemoInput, type Memo, type MemoGetRequest, type TitleSearchRequest } from '@memex/contracts';
-import { CommandClient, connectNats, decodeJson, query, silentLogger } from '@memex/runtime';
+import {
+  Streams,
+  Subjects,
+  packChunks,
+  type CreateMemoInput,
+  type MemoGetRequest,
+  type MemoView,
+  type TitleSearchRequest,
+  type UpdateMemoInput,
+} from '@memex/contracts';
+import { CommandClient, ContentStore, Keyring, NatsBlobStore, connectNats, decodeJson, query, silentLogger } from '@memex/runtime';
 import { startNatsServer, tempDir, type NatsServerHandle } from '@memex/testing';
 import { loadMemoConfig } from '../config';
 import { startMemoService, type MemoService } from '../service';
@@ -27,6 +36,8 @@ describe('memo service over NATS', () => {
   let nc: NatsConnection;
   let jsm: JetStreamManager;
   let client: CommandClient;
+  let ring: Keyring;
+  let content: ContentStore;
   const projectId = randomUUID();
   const otherProject = randomUUID();
 
@@ -38,10 +49,13 @@ describe('memo service over NATS', () => {
     nc = await connectNats({ url: nats.url, name: 'test' });
     jsm = await jetstreamManager(nc);
     client = new CommandClient(nc, jetstream(nc));
+    ring = await Keyring.open(nc);
+    content = new ContentStore(await NatsBlobStore.open(nc), ring);
   });
 
   afterAll(async () => {
     client?.close();
+    ring?.close();
     await nc?.close();
     await service?.stop();
     await nats?.stop();
@@ -49,13 +63,25 @@ describe('memo service over NATS', () => {
   });
 
   const get = (id: string, idType: 'memo_uuid' | 'reference_id' = 'memo_uuid', project = projectId) =>
-    query<MemoGetRequest, Memo>(nc, Subjects.query.memoGet, { projectId: project, ref: { idType, id } });
+    query<MemoGetRequest, MemoView>(nc, Subjects.query.memoGet, { projectId: project, ref: { idType, id } });
+  const text = async (view: MemoView, project = projectId) => content.read(project, view.uuid, view.content_ref);
 
+  // What the gateway does: content to a sealed blob, the command's fields sealed with the memo's key.
   const create = async (over: Partial<CreateMemoInput> = {}, project = projectId) => {
     const memoId = randomUUID();
-    const out = await client.send('create', { projectId: project, memoId, input: input(over) });
+    const given = input(over);
+    await ring.create(project, memoId);
+    const ref = await content.write(project, memoId, given.content);
+    const out = await client.send('create', { projectId: project, memoId, sealed: await ring.sealJson(project, memoId, { ...given, content: ref }) });
     return { memoId, ...out };
   };
+  const update = async (memoId: string, given: UpdateMemoInput, project = projectId) => {
+    const { content: newText, ...fields } = given;
+    const ref = newText === undefined ? undefined : await content.write(project, memoId, newText);
+    return client.send('update', { projectId: project, memoId, sealed: await ring.sealJson(project, memoId, { ...fields, ...(ref ? { content: ref } : {}) }) });
+  };
+  const summarize = async (memoId: string, revision: number, summary: string, tags: string[]) =>
+    client.send('record-summary', { projectId, memoId, revision, sealed: await ring.sealJson(projectId, memoId, { summary, tags }) });
 
   it('creates a memo that GET finds at once, pending, by uuid and by reference id', async () => {
     const { memoId, eventSeq } = await create({ referenceId: 'ext-1' });
@@ -66,22 +92,23 @@ describe('memo service over NATS', () => {
       title: 'Quarterly report',
       pending: true,
       summary: '',
-      chunks: [],
+      chunk_layout: { count: 0 },
       client_reference_id: 'ext-1',
       content_length: 'Revenue grew. Costs fell.'.length,
       tags: [{ tag: 'q3' }],
       archived: false,
     });
     expect((await get('ext-1', 'reference_id')).uuid).toBe(memoId);
+    expect(await text(memo)).toBe('Revenue grew. Costs fell.');
   });
 
   it('hides another project\'s memo on GET and refuses to change it', async () => {
     const { memoId } = await create({}, otherProject);
     await expect(get(memoId)).rejects.toMatchObject({ code: 'MemoNotFound' });
-    await expect(client.send('update', { projectId, ref: { idType: 'memo_uuid', id: memoId }, input: { title: 'x' } })).rejects.toMatchObject({
+    await expect(client.send('update', { projectId, memoId, sealed: 'not for this project' })).rejects.toMatchObject({
       code: 'ResourceNotInProject',
     });
-    await expect(client.send('delete', { projectId, ref: { idType: 'memo_uuid', id: memoId } })).rejects.toMatchObject({
+    await expect(client.send('delete', { projectId, memoId })).rejects.toMatchObject({
       code: 'ResourceNotInProject',
     });
     await expect(get(randomUUID())).rejects.toMatchObject({ code: 'MemoNotFound' });
@@ -99,14 +126,7 @@ describe('memo service over NATS', () => {
 
   it('loses no update when many PATCHes of one memo race', async () => {
     const { memoId } = await create({ metadata: {} });
-    const ref = { idType: 'memo_uuid' as const, id: memoId };
-    await Promise.all(
-      Array.from({ length: 12 }, (_, i) =>
-        i % 2 === 0
-          ? client.send('update', { projectId, ref, input: { title: `title ${i}` } })
-          : client.send('update', { projectId, ref, input: { content: `content number ${i}` } }),
-      ),
-    );
+    await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? update(memoId, { title: `title ${i}` }) : update(memoId, { content: `content number ${i}` }))));
     const memo = await get(memoId);
     // Six content changes after creation: revision 7; the stream holds every one of them.
     const { state, events } = await service.commands.load(projectId, memoId);
@@ -124,32 +144,56 @@ describe('memo service over NATS', () => {
       memoId,
       revision: 1,
       model: 'm',
-      chunks: [{ uuid: randomUUID(), index: 0, start: 0, end: 13 }],
+      chunks: packChunks([{ start: 0, end: 13 }]),
+      sealed: await ring.sealJson(projectId, memoId, { firstChunk: 'Revenue grew.' }),
     });
-    await client.send('record-summary', { projectId, memoId, revision: 1, summary: 'Revenue grew.', tags: ['revenue'] });
+    await summarize(memoId, 1, 'Revenue grew.', ['revenue']);
     let memo = await get(memoId);
     expect(memo.pending).toBe(false);
     expect(memo.tags.map((t) => t.tag)).toEqual(['q3', 'revenue']);
 
-    await client.send('update', { projectId, ref: { idType: 'memo_uuid', id: memoId }, input: { source: 'mail' } });
+    await update(memoId, { source: 'mail' });
     memo = await get(memoId);
     expect(memo).toMatchObject({ pending: false, source: 'mail', summary: 'Revenue grew.' });
 
-    await client.send('update', { projectId, ref: { idType: 'memo_uuid', id: memoId }, input: { content: 'New text.' } });
+    await update(memoId, { content: 'New text.' });
     memo = await get(memoId);
-    expect(memo).toMatchObject({ pending: true, summary: '', tags: [], chunks: [], content: 'New text.' });
+    expect(memo).toMatchObject({ pending: true, summary: '', tags: [], chunk_layout: { count: 0 }, content_length: 9 });
+    expect(await text(memo)).toBe('New text.');
 
     // Late results for revision 1 are dropped.
-    const late = await client.send('record-summary', { projectId, memoId, revision: 1, summary: 'old', tags: ['old'] });
+    const late = await summarize(memoId, 1, 'old', ['old']);
     expect(late.result.applied).toBe(false);
     expect((await get(memoId)).summary).toBe('');
   });
 
+  it('keeps every command, event and reply of a 16 MiB memo with ~21k chunks under max_payload', async () => {
+    const big = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(Math.floor((16 * 1024 * 1024) / 57));
+    const { memoId } = await create({ content: big });
+    const chunks = Array.from({ length: Math.ceil(big.length / 800) }, (_, i) => ({ start: i * 800, end: Math.min(big.length, i * 800 + 900) }));
+    expect(chunks.length).toBeGreaterThan(20_000);
+    const layout = packChunks(chunks);
+    const command = { projectId, memoId, revision: 1, model: 'm', chunks: layout, sealed: await ring.sealJson(projectId, memoId, { firstChunk: big.slice(0, 900) }) };
+    const maxPayload = nc.info!.max_payload;
+    expect(JSON.stringify(command).length).toBeLessThan(maxPayload / 2);
+    await client.send('record-chunks', command);
+    await summarize(memoId, 1, 'Lorem.', []);
+    const view = await get(memoId);
+    expect(view).toMatchObject({ pending: false, content_length: big.length, chunk_layout: { count: chunks.length } });
+    expect(JSON.stringify(view).length).toBeLessThan(maxPayload / 2);
+    expect((await text(view)) === big).toBe(true);
+    // The bus copy of MemoChunked, sealed, fits as well (it was published: the command succeeded).
+    const subject = Subjects.memoEvents(projectId, memoId);
+    const info = await jsm.streams.info(Streams.memoEvents, { subjects_filter: subject });
+    expect(info.state.subjects?.[subject]).toBe(4);
+  }, 60_000);
+
   it('DELETE erases the memo: read model, event stream down to a tombstone, bus messages purged', async () => {
     const secret = `secret-${randomUUID()}`;
     const { memoId } = await create({ content: secret, referenceId: `del-${secret}` });
-    await client.send('update', { projectId, ref: { idType: 'memo_uuid', id: memoId }, input: { content: `${secret} v2` } });
-    await client.send('delete', { projectId, ref: { idType: 'memo_uuid', id: memoId } });
+    await update(memoId, { content: `${secret} v2` });
+    const before = await get(memoId);
+    await client.send('delete', { projectId, memoId });
     await expect(get(memoId)).rejects.toMatchObject({ code: 'MemoNotFound' });
     const { events } = await service.commands.load(projectId, memoId);
     expect(events.map((e) => e.type)).toEqual(['MemoDeleted']);
@@ -161,19 +205,23 @@ describe('memo service over NATS', () => {
     const last = await (await jetstream(nc).streams.get(Streams.memoEvents)).getMessage({ last_by_subj: subject });
     expect(decodeJson<{ type: string }>(last!.data).type).toBe('MemoDeleted');
     expect(new TextDecoder().decode(last!.data)).not.toContain(secret);
+    // The content blob is gone, and the key with it.
+    expect(await content.blobs.exists(before.content_ref.blob.name)).toBe(false);
+    await expect(ring.has(projectId, memoId)).resolves.toBe(false);
 
-    await expect(client.send('delete', { projectId, ref: { idType: 'memo_uuid', id: memoId } })).rejects.toMatchObject({
+    await expect(client.send('delete', { projectId, memoId })).rejects.toMatchObject({
       code: 'MemoNotFound',
     });
     // The reference id is free again.
     await expect(create({ referenceId: `del-${secret}` })).resolves.toBeDefined();
   });
 
-  it('searches titles with filters, skipping archived memos', async () => {
+  it('searches titles with filters, skipping expired (erased) memos', async () => {
     const p = randomUUID();
     await create({ title: 'Beta plan', source: 'slack' }, p);
     await create({ title: 'alpha plan', source: 'drive' }, p);
-    await create({ title: 'Plan gamma', source: 'slack', expirationDate: '2001-01-01T00:00:00.000Z' }, p);
+    const gamma = await create({ title: 'Plan gamma', source: 'slack', expirationDate: '2001-01-01T00:00:00.000Z' }, p);
+    await eventuallyGone(gamma.memoId, p);
     const search = (req: Partial<TitleSearchRequest>) =>
       query<TitleSearchRequest, { memo_title: string; distance: null }[]>(nc, Subjects.query.memoTitleSearch, {
         projectId: p,
@@ -191,15 +239,26 @@ describe('memo service over NATS', () => {
     expect((await search({}))[0]?.distance).toBeNull();
   });
 
-  it('archives a memo when its expiration date passes, and keeps it readable', async () => {
+  const eventuallyGone = async (memoId: string, project = projectId) => {
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const gone = await get(memoId, 'memo_uuid', project).then(
+        () => false,
+        (error: { code?: string }) => error.code === 'MemoNotFound',
+      );
+      if (gone) return;
+      if (Date.now() > deadline) throw new Error('memo was not erased');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  it('erases a memo when its expiration date passes, as DELETE does (tombstone reason expired)', async () => {
     const soon = new Date(Date.now() + 400).toISOString();
     const { memoId } = await create({ expirationDate: soon });
     expect((await get(memoId)).archived).toBe(false);
-    const deadline = Date.now() + 5_000;
-    while (!(await get(memoId)).archived) {
-      if (Date.now() > deadline) throw new Error('memo was not archived');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    expect((await get(memoId)).archived).toBe(true);
+    await eventuallyGone(memoId);
+    const { events } = await service.commands.load(projectId, memoId);
+    expect(events.map((e) => [e.type, (e.data as { reason?: string }).reason])).toEqual([['MemoDeleted', 'expired']]);
+    await expect(ring.has(projectId, memoId)).resolves.toBe(false);
   });
 });

@@ -1,14 +1,18 @@
-import type { Memo, MemoAttributes } from '@memex/contracts';
+import { EMPTY_CHUNKS, type MemoAttributes, type MemoView } from '@memex/contracts';
 import { isPending, type MemoData, type MemoState } from './decider';
 
-/** The memo as GET returns it (spec 2.1). */
-export function toMemo(memo: MemoData): Memo {
+/**
+ * The memo as the read model keeps it and GET's query answers: the spec's memo (2.1) with the
+ * content by reference and chunks as a layout; the gateway fills in the text.
+ */
+export function toMemo(memo: MemoData): MemoView {
+  const chunked = memo.chunkedRevision === memo.revision;
   return {
     uuid: memo.memoId,
     created_at: memo.createdAt,
     updated_at: memo.updatedAt,
     title: memo.title,
-    content: memo.content,
+    content_ref: memo.content,
     summary: memo.summary,
     content_length: memo.content.length,
     metadata: memo.metadata,
@@ -19,7 +23,9 @@ export function toMemo(memo: MemoData): Memo {
     archived: memo.archived,
     pending: isPending(memo),
     tags: memo.tags.map((t) => ({ uuid: t.uuid, tag: t.tag })),
-    chunks: memo.chunks.map((c) => ({ uuid: c.uuid, chunk_content: memo.content.slice(c.start, c.end), chunk_index: c.index })),
+    chunk_revision: memo.revision,
+    chunk_layout: chunked ? memo.chunks : EMPTY_CHUNKS,
+    first_chunk: chunked ? memo.firstChunk : '',
     processing_error: memo.processingError,
   };
 }

@@ -16,9 +16,27 @@ export interface OutboxOptions {
   /** Events younger than this are left to the process that appended them. */
   sweepGraceMs?: number;
   metrics?: Metrics;
+  /**
+   * Runs after a tombstone is published and the memo's bus messages purged: shreds the memo's key
+   * and erases what stores keep on disk. Repeated by the sweep after a crash, so it must be idempotent.
+   */
+  erased?: (projectId: string, memoId: string) => Promise<void>;
 }
 
+/** The bus message of a stored event; a sealed event goes out sealed (see `SealedEventStore`). */
 export function toMessage(event: StoredEvent): MemoEventMessage {
+  const data = event.data as { memoId: string; projectId: string; sealed?: unknown };
+  if (typeof data.sealed === 'string') {
+    return {
+      id: event.id,
+      type: event.type as MemoEventMessage['type'],
+      version: event.version,
+      occurredAt: event.occurredAt,
+      data: { memoId: data.memoId, projectId: data.projectId } as MemoEventMessage['data'],
+      memo: null,
+      sealed: data.sealed,
+    };
+  }
   return {
     id: event.id,
     type: event.type as MemoEventMessage['type'],
@@ -74,6 +92,7 @@ export class OutboxPublisher {
         const { projectId, memoId } = event.data as { projectId: string; memoId: string };
         await jsm.streams.purge(Streams.memoEvents, { filter: subject, keep: 1 });
         await jsm.streams.purge(Streams.deadLetters, { filter: Subjects.deadLettersOfMemo(projectId, memoId) });
+        await this.options.erased?.(projectId, memoId);
       }
     }
     await store.markPublished(events.map((e) => e.id));

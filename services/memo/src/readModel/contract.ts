@@ -3,7 +3,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { matchesFilters, type Memo } from '@memex/contracts';
+import { EMPTY_CHUNKS, matchesFilters, type MemoView as Memo } from '@memex/contracts';
 import { filterCases, generateFilterMemos } from '@memex/testing';
 import { filterable, foldTitle, type MemoReadModel, type MemoRecord } from './port';
 
@@ -19,7 +19,7 @@ export function memoDoc(over: Partial<Memo> = {}): Memo {
     created_at: now,
     updated_at: now,
     title: 'A memo',
-    content: 'Some content',
+    content_ref: { blob: { name: 'content/p/m/1', bytes: 40, sha256: '0'.repeat(64) }, length: 12, digest: '1'.repeat(64) },
     summary: '',
     content_length: 12,
     metadata: {},
@@ -30,7 +30,9 @@ export function memoDoc(over: Partial<Memo> = {}): Memo {
     archived: false,
     pending: true,
     tags: [],
-    chunks: [],
+    chunk_revision: 1,
+    chunk_layout: EMPTY_CHUNKS,
+    first_chunk: '',
     processing_error: null,
     ...over,
   };

@@ -1,5 +1,5 @@
 import { MongoClient, MongoServerError, type Collection, type Db, type Document, type Filter as MongoFilter } from 'mongodb';
-import { NATIVE_FILTER_FIELDS, filterValues, matchesFilters, type Filter, type Memo } from '@memex/contracts';
+import { NATIVE_FILTER_FIELDS, filterValues, matchesFilters, type Filter, type MemoView as Memo } from '@memex/contracts';
 import { filterable, foldTitle, type MemoReadModel, type MemoRecord, type TitleSearch } from './port';
 
 /** One value a filter compares against (`filterValues`), under `n:<native field>` or `m:<metadata key>`. */

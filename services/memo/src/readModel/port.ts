@@ -1,11 +1,11 @@
-import type { Filter, FilterableMemo, Memo } from '@memex/contracts';
+import type { Filter, FilterableMemo, MemoView } from '@memex/contracts';
 
 /** One memo as the read model keeps it: the GET body, its project, and the stream version it reflects. */
 export interface MemoRecord {
   projectId: string;
   /** The memo stream version this record reflects; writes of older versions are ignored. */
   version: number;
-  memo: Memo;
+  memo: MemoView;
 }
 
 export interface TitleSearch {
@@ -39,7 +39,7 @@ export interface MemoReadModel {
   close(): Promise<void>;
 }
 
-export function filterable(memo: Memo): FilterableMemo {
+export function filterable(memo: MemoView): FilterableMemo {
   return {
     title: memo.title,
     source: memo.source,

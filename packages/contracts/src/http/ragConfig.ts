@@ -1,0 +1,142 @@
+/**
+ * `rag_config`: per-request retrieval controls on chat and generate (and the ones that apply, on
+ * search), in Skald's snake_case shape. The schema is for OpenAPI and types; `parseRagConfig`
+ * decides which single 400 a bad value gets, naming the field.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { MemexError } from '../errors';
+import { Uuid } from './common';
+
+export const VECTOR_TOP_K_MAX = 200;
+export const RERANK_TOP_K_MAX = 100;
+export const LLM_PROVIDERS = ['extractive', 'ollama', 'openai'] as const;
+export type LlmProviderName = (typeof LLM_PROVIDERS)[number];
+
+export const RagConfig = Type.Object(
+  {
+    llm_provider: Type.Optional(
+      Type.String({ description: `The provider to answer with: ${LLM_PROVIDERS.join(', ')}; must be the one this server is configured with` }),
+    ),
+    query_rewrite: Type.Optional(
+      Type.Object(
+        { enabled: Type.Optional(Type.Boolean({ default: false, description: 'Rewrite a follow-up into a standalone search query first' })) },
+        { additionalProperties: false },
+      ),
+    ),
+    vector_search: Type.Optional(
+      Type.Object(
+        {
+          top_k: Type.Optional(Type.Integer({ minimum: 1, maximum: VECTOR_TOP_K_MAX, description: 'Candidates retrieved (fused dense + lexical)' })),
+          similarity_threshold: Type.Optional(
+            Type.Number({ minimum: 0, maximum: 1, description: 'Drop candidates whose similarity (1 − distance) is below this' }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    reranking: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean({ description: 'Default: true when the server has a reranker configured' })),
+          top_k: Type.Optional(Type.Integer({ minimum: 1, maximum: RERANK_TOP_K_MAX, description: 'Candidates kept after reranking; ≤ vector_search.top_k' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    references: Type.Optional(
+      Type.Object(
+        { enabled: Type.Optional(Type.Boolean({ default: false, description: 'Return the memos the answer drew on as `references`' })) },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { $id: 'RagConfig', additionalProperties: false },
+);
+export type RagConfig = Static<typeof RagConfig>;
+
+/** What search takes of `rag_config`: the retrieval knobs. */
+export const SearchRagConfig = Type.Pick(RagConfig, ['vector_search', 'reranking'], { $id: 'SearchRagConfig', additionalProperties: false });
+export type SearchRagConfig = Static<typeof SearchRagConfig>;
+
+export const Reference = Type.Object(
+  { memo_uuid: Uuid, memo_title: Type.String(), chunk_uuid: Uuid },
+  { $id: 'Reference' },
+);
+export type Reference = Static<typeof Reference>;
+
+/** A validated `rag_config`, in our vocabulary; absent fields take the server's defaults. */
+export interface RagOptions {
+  llmProvider?: LlmProviderName;
+  queryRewrite?: boolean;
+  vectorTopK?: number;
+  similarityThreshold?: number;
+  rerank?: boolean;
+  rerankTopK?: number;
+  references?: boolean;
+}
+
+function invalid(detail: string): MemexError {
+  return new MemexError('InvalidRequest', detail);
+}
+
+function section(value: unknown, field: string, allowed: readonly string[]): Record<string, unknown> | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value)) throw invalid(`${field} must be an object`);
+  for (const key of Object.keys(value)) if (!allowed.includes(key)) throw invalid(`Unknown field: '${field}.${key}'`);
+  return value as Record<string, unknown>;
+}
+
+function flag(value: unknown, field: string): boolean | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') throw invalid(`${field} must be a boolean`);
+  return value;
+}
+
+function integer(value: unknown, field: string, max: number): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) throw invalid(`${field} must be an integer from 1 to ${max}`);
+  return value;
+}
+
+/**
+ * Validates `rag_config`. `where` names the endpoint: search accepts only the retrieval knobs
+ * (`vector_search`, `reranking`); chat and generate accept all.
+ */
+export function parseRagConfig(value: unknown, where: 'chat' | 'generate' | 'search'): RagOptions | undefined {
+  const fields = where === 'search' ? ['vector_search', 'reranking'] : ['llm_provider', 'query_rewrite', 'vector_search', 'reranking', 'references'];
+  const root = section(value, 'rag_config', fields);
+  if (!root) return undefined;
+  const options: RagOptions = {};
+
+  if (root.llm_provider !== undefined && root.llm_provider !== null) {
+    if (typeof root.llm_provider !== 'string' || !(LLM_PROVIDERS as readonly string[]).includes(root.llm_provider))
+      throw invalid(`rag_config.llm_provider must be one of ${LLM_PROVIDERS.join(', ')}`);
+    options.llmProvider = root.llm_provider as LlmProviderName;
+  }
+  const rewrite = flag(section(root.query_rewrite, 'rag_config.query_rewrite', ['enabled'])?.enabled, 'rag_config.query_rewrite.enabled');
+  if (rewrite !== undefined) options.queryRewrite = rewrite;
+
+  const vector = section(root.vector_search, 'rag_config.vector_search', ['top_k', 'similarity_threshold']);
+  const vectorTopK = integer(vector?.top_k, 'rag_config.vector_search.top_k', VECTOR_TOP_K_MAX);
+  if (vectorTopK !== undefined) options.vectorTopK = vectorTopK;
+  const threshold = vector?.similarity_threshold;
+  if (threshold !== undefined && threshold !== null) {
+    if (typeof threshold !== 'number' || !Number.isFinite(threshold) || threshold < 0 || threshold > 1)
+      throw invalid('rag_config.vector_search.similarity_threshold must be a number from 0 to 1');
+    options.similarityThreshold = threshold;
+  }
+
+  const rerank = section(root.reranking, 'rag_config.reranking', ['enabled', 'top_k']);
+  const rerankEnabled = flag(rerank?.enabled, 'rag_config.reranking.enabled');
+  if (rerankEnabled !== undefined) options.rerank = rerankEnabled;
+  const rerankTopK = integer(rerank?.top_k, 'rag_config.reranking.top_k', RERANK_TOP_K_MAX);
+  if (rerankTopK !== undefined) {
+    if (vectorTopK !== undefined && rerankTopK > vectorTopK)
+      throw invalid('rag_config.reranking.top_k must be less than or equal to rag_config.vector_search.top_k');
+    options.rerankTopK = rerankTopK;
+  }
+
+  const references = flag(section(root.references, 'rag_config.references', ['enabled'])?.enabled, 'rag_config.references.enabled');
+  if (references !== undefined) options.references = references;
+  return options;
+}

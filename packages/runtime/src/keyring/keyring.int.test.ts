@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { Kvm } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Buckets } from '@memex/contracts';
+import { eventually, startNatsServer, type NatsServerHandle } from '@memex/testing';
+import { connectNats } from '../nats/connection';
+import { KeyErasedError, Keyring, SealBrokenError } from './keyring';
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+const storeHolds = (dir: string, needle: Buffer) => filesUnder(dir).some((file) => readFileSync(file).includes(needle));
+
+describe('keyring (crypto-shredding)', () => {
+  let nats: NatsServerHandle;
+  let nc: NatsConnection;
+  let other: NatsConnection;
+  beforeAll(async () => {
+    nats = await startNatsServer();
+    nc = await connectNats({ url: nats.url, name: 'keyring' });
+    other = await connectNats({ url: nats.url, name: 'keyring-2' });
+  });
+  afterAll(async () => {
+    await nc?.close();
+    await other?.close();
+    await nats?.stop();
+  });
+
+  it('seals and opens bytes and JSON; every seal has its own nonce', async () => {
+    const ring = await Keyring.open(nc);
+    const [p, m] = ['project-a', randomUUID()];
+    await ring.create(p, m);
+    const a = await ring.seal(p, m, Buffer.from('the memo text'));
+    const b = await ring.seal(p, m, Buffer.from('the memo text'));
+    expect(a.equals(b)).toBe(false);
+    expect(a.includes(Buffer.from('memo text'))).toBe(false);
+    expect((await ring.open(p, m, a)).toString()).toBe('the memo text');
+    const sealed = await ring.sealJson(p, m, { title: 'T', tags: ['x'] });
+    expect(await ring.openJson(p, m, sealed)).toEqual({ title: 'T', tags: ['x'] });
+    ring.close();
+  });
+
+  it('does not open one memo\'s bytes with another memo\'s key, nor tampered bytes', async () => {
+    const ring = await Keyring.open(nc);
+    const [m1, m2] = [randomUUID(), randomUUID()];
+    await ring.create('p', m1);
+    await ring.create('p', m2);
+    const sealed = await ring.seal('p', m1, Buffer.from('secret'));
+    await expect(ring.open('p', m2, sealed)).rejects.toBeInstanceOf(SealBrokenError);
+    // Same memo id under another project: the associated data differs.
+    await ring.create('q', m1);
+    await expect(ring.open('q', m1, sealed)).rejects.toBeInstanceOf(SealBrokenError);
+    const tampered = Buffer.from(sealed);
+    tampered[20]! ^= 1;
+    await expect(ring.open('p', m1, tampered)).rejects.toBeInstanceOf(SealBrokenError);
+    ring.close();
+  });
+
+  it('resolves racing creators to one key', async () => {
+    const rings = await Promise.all([Keyring.open(nc), Keyring.open(other)]);
+    const m = randomUUID();
+    await Promise.all(rings.map((r) => r.create('p', m)));
+    const sealed = await rings[0]!.seal('p', m, Buffer.from('both read this'));
+    expect((await rings[1]!.open('p', m, sealed)).toString()).toBe('both read this');
+    for (const r of rings) r.close();
+  });
+
+  it('shred makes sealed data unreadable in every process and erases the key bytes from the store files', async () => {
+    const ring = await Keyring.open(nc);
+    const elsewhere = await Keyring.open(other);
+    const m = randomUUID();
+    await ring.create('p', m);
+    const sealed = await ring.seal('p', m, Buffer.from('to be shredded'));
+    // The other process has the key cached.
+    expect((await elsewhere.open('p', m, sealed)).toString()).toBe('to be shredded');
+
+    const kv = await new Kvm(nc).open(Buckets.memoKeys);
+    const entry = await kv.get(`${Buffer.from('p').toString('base64url')}.${Buffer.from(m).toString('base64url')}`);
+    const keyBytes = Buffer.from(entry!.value);
+    expect(keyBytes.byteLength).toBe(32);
+    await eventually(() => storeHolds(nats.storeDir, keyBytes), 10_000, 100);
+
+    await ring.shred('p', m);
+    await expect(ring.open('p', m, sealed)).rejects.toBeInstanceOf(KeyErasedError);
+    await eventually(async () => {
+      await elsewhere.open('p', m, sealed).then(
+        () => false,
+        (error: unknown) => error instanceof KeyErasedError,
+      );
+      return (await elsewhere.has('p', m)) === false;
+    });
+    await expect(elsewhere.open('p', m, sealed)).rejects.toBeInstanceOf(KeyErasedError);
+    expect(await ring.has('p', m)).toBe(false);
+    // Shredding again is harmless; erased stays erased.
+    await ring.shred('p', m);
+    await expect(ring.seal('p', m, Buffer.from('x'))).rejects.toBeInstanceOf(KeyErasedError);
+    // On disk: the 32 key bytes are nowhere in the nats-server's store files.
+    expect(storeHolds(nats.storeDir, keyBytes)).toBe(false);
+    ring.close();
+    elsewhere.close();
+  });
+});

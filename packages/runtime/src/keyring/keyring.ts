@@ -1,0 +1,190 @@
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { Buckets } from '@memex/contracts';
+
+/** Format byte of sealed data, so the scheme can change without guessing. */
+const VERSION = 1;
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+const KEY_BYTES = 32;
+
+/** The memo's data key is gone: everything sealed with it is erased. Consumers ack and skip. */
+export class KeyErasedError extends Error {
+  constructor(
+    readonly projectId: string,
+    readonly memoId: string,
+  ) {
+    super(`the data key of memo ${memoId} is erased`);
+    this.name = 'KeyErasedError';
+  }
+}
+
+/** Sealed bytes that do not open with this memo's key (tampered, or another memo's). */
+export class SealBrokenError extends Error {
+  constructor(memoId: string, cause?: unknown) {
+    super(`sealed data of memo ${memoId} does not open with its key`, { cause });
+    this.name = 'SealBrokenError';
+  }
+}
+
+export const isKeyErased = (error: unknown): error is KeyErasedError => error instanceof KeyErasedError;
+
+export interface KeyringOptions {
+  replicas?: number;
+  /** Keys kept in memory (least recently used go first). */
+  cacheSize?: number;
+  bucket?: string;
+}
+
+const b64url = (value: string) => Buffer.from(value, 'utf8').toString('base64url');
+/** KV keys allow `[-/_=.a-zA-Z0-9]`; project ids are free-form, so both parts are encoded. */
+const kvKey = (projectId: string, memoId: string) => `${b64url(projectId)}.${b64url(memoId)}`;
+const aad = (projectId: string, memoId: string) => Buffer.from(`memex:memo:${projectId}:${memoId}`, 'utf8');
+
+/**
+ * Per-memo data keys for crypto-shredding. One random 256-bit key per memo, held in a NATS KV bucket
+ * with history 1, outside the event log and the bus streams. Sealing is AES-256-GCM with a random
+ * 96-bit nonce per call and the project and memo ids as associated data, so bytes sealed for one memo
+ * never open as another's. `shred` erases the key's message on disk (JetStream erase overwrites it),
+ * which makes every sealed copy (events, bus messages, blobs, backups of them) unreadable.
+ */
+export class Keyring {
+  private readonly cache = new Map<string, Buffer>();
+  private readonly cacheSize: number;
+  private watching: { stop(): void } | undefined;
+
+  private constructor(
+    private readonly kv: KV,
+    private readonly jsm: JetStreamManager,
+    private readonly bucket: string,
+    options: KeyringOptions,
+  ) {
+    this.cacheSize = options.cacheSize ?? 10_000;
+  }
+
+  static async open(nc: NatsConnection, options: KeyringOptions = {}): Promise<Keyring> {
+    const bucket = options.bucket ?? Buckets.memoKeys;
+    const kv = await new Kvm(nc).create(bucket, { history: 1, replicas: options.replicas ?? 1, storage: 'file' });
+    const ring = new Keyring(kv, await jetstreamManager(nc), bucket, options);
+    await ring.watchShreds();
+    return ring;
+  }
+
+  /** Drops a key from this process's cache as soon as any process shreds it. */
+  private async watchShreds(): Promise<void> {
+    const watch = await this.kv.watch({ include: 'updates' });
+    this.watching = watch;
+    void (async () => {
+      for await (const entry of watch) {
+        if (entry.operation !== 'PUT') this.cache.delete(entry.key);
+      }
+    })().catch(() => undefined);
+  }
+
+  /**
+   * The memo's key, created when it has none. Creation is compare-and-set: of two racing creators
+   * both end with the one key stored. A memo whose key was shredded gets a new key only through
+   * `create`, never implicitly: erased stays erased.
+   */
+  async create(projectId: string, memoId: string): Promise<void> {
+    const id = kvKey(projectId, memoId);
+    if (this.cache.has(id)) return;
+    try {
+      await this.kv.create(id, randomBytes(KEY_BYTES));
+    } catch (error) {
+      // Lost the race, or the key exists already: the stored key is the key.
+      if ((await this.load(projectId, memoId)) === undefined) throw error;
+    }
+  }
+
+  private async load(projectId: string, memoId: string): Promise<Buffer | undefined> {
+    const id = kvKey(projectId, memoId);
+    const cached = this.cache.get(id);
+    if (cached) {
+      this.cache.delete(id);
+      this.cache.set(id, cached);
+      return cached;
+    }
+    const entry = await this.kv.get(id);
+    if (!entry || entry.operation !== 'PUT' || entry.length !== KEY_BYTES) return undefined;
+    const key = Buffer.from(entry.value);
+    this.cache.set(id, key);
+    if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
+    return key;
+  }
+
+  private async key(projectId: string, memoId: string): Promise<Buffer> {
+    const key = await this.load(projectId, memoId);
+    if (!key) throw new KeyErasedError(projectId, memoId);
+    return key;
+  }
+
+  async has(projectId: string, memoId: string): Promise<boolean> {
+    return (await this.load(projectId, memoId)) !== undefined;
+  }
+
+  async seal(projectId: string, memoId: string, plaintext: Uint8Array): Promise<Buffer> {
+    const key = await this.key(projectId, memoId);
+    const nonce = randomBytes(NONCE_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', key, nonce);
+    cipher.setAAD(aad(projectId, memoId));
+    const body = cipher.update(plaintext);
+    cipher.final();
+    return Buffer.concat([Buffer.of(VERSION), nonce, body, cipher.getAuthTag()]);
+  }
+
+  async open(projectId: string, memoId: string, sealed: Uint8Array): Promise<Buffer> {
+    const key = await this.key(projectId, memoId);
+    const bytes = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
+    if (bytes.byteLength < 1 + NONCE_BYTES + TAG_BYTES || bytes[0] !== VERSION) throw new SealBrokenError(memoId);
+    const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(1, 1 + NONCE_BYTES));
+    decipher.setAAD(aad(projectId, memoId));
+    decipher.setAuthTag(bytes.subarray(bytes.byteLength - TAG_BYTES));
+    try {
+      const body = decipher.update(bytes.subarray(1 + NONCE_BYTES, bytes.byteLength - TAG_BYTES));
+      decipher.final();
+      return body;
+    } catch (error) {
+      throw new SealBrokenError(memoId, error);
+    }
+  }
+
+  /** A keyed digest of `bytes` (HMAC-SHA256, hex): equal inputs compare equal; unguessable without the key. */
+  async digest(projectId: string, memoId: string, bytes: Uint8Array): Promise<string> {
+    const key = await this.key(projectId, memoId);
+    return createHmac('sha256', key).update('memex:digest:').update(bytes).digest('hex');
+  }
+
+  /** Seals a JSON value as a base64 string (for fields of JSON messages and rows). */
+  async sealJson(projectId: string, memoId: string, value: unknown): Promise<string> {
+    return (await this.seal(projectId, memoId, Buffer.from(JSON.stringify(value), 'utf8'))).toString('base64');
+  }
+
+  async openJson<T>(projectId: string, memoId: string, sealed: string): Promise<T> {
+    return JSON.parse((await this.open(projectId, memoId, Buffer.from(sealed, 'base64'))).toString('utf8')) as T;
+  }
+
+  /**
+   * Erases the memo's key: its stored message is deleted with erase (JetStream overwrites the bytes
+   * in the store file), then a purge marker records that it is gone. Idempotent.
+   */
+  async shred(projectId: string, memoId: string): Promise<void> {
+    const id = kvKey(projectId, memoId);
+    this.cache.delete(id);
+    const entry = await this.kv.get(id);
+    if (entry && entry.operation === 'PUT') {
+      await this.jsm.streams.deleteMessage(`KV_${this.bucket}`, entry.revision, true).catch((error: unknown) => {
+        // Already removed by a concurrent shred.
+        if (!/no message found|not found/i.test(String((error as Error).message))) throw error;
+      });
+    }
+    await this.kv.purge(id);
+    this.cache.delete(id);
+  }
+
+  close(): void {
+    this.watching?.stop();
+  }
+}

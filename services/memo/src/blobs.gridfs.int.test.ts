@@ -1,0 +1,13 @@
+import { GridFsBlobStore } from '@memex/runtime';
+import { blobStoreContract } from '@memex/runtime/blobs/contract';
+import { describeMongo } from './testing/mongo';
+
+describeMongo('blob store: GridFS', (withDb) =>
+  blobStoreContract(
+    'GridFS',
+    withDb(async (db) => {
+      const store = new GridFsBlobStore(db);
+      return { store, dispose: () => store.close() };
+    }),
+  ),
+);

@@ -1,0 +1,134 @@
+/**
+ * The fault test for NATS: the stack as `pnpm start` runs it, under write load, with its nats-server
+ * killed (kill -9) and left to the start script to restart, several times. Every POST answered 200
+ * must be there afterwards exactly once, readable and searchable; /readyz must drop within a second
+ * of the kill and come back; writes during the outage are refused with 503, never left to hang.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Memo, SearchResultItem } from '@memex/contracts';
+import { eventually } from '@memex/testing';
+import { httpsJson } from '../support/https';
+import { startProcessStack, type ProcessStack } from '../support/processStack';
+
+const KILLS = 3;
+const WRITERS = 8;
+
+interface Write {
+  token: string;
+  status: number;
+  ms: number;
+  startedAt: number;
+  memoUuid?: string;
+}
+
+describe('nats-server killed under write load', () => {
+  let stack: ProcessStack;
+  beforeAll(async () => {
+    stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0' });
+  }, 180_000);
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  const api = <T>(method: string, path: string, body?: unknown) =>
+    httpsJson<T>(method, `${stack.base}${path}`, { ca: stack.ca, key: stack.key, agent: stack.agent, ...(body === undefined ? {} : { body }) });
+  const natsPid = () => Number(readFileSync(join(stack.dataDir, 'nats', 'nats-server.pid'), 'utf8').trim());
+
+  it(`loses and duplicates no acknowledged write across ${KILLS} kills; readiness follows NATS`, async () => {
+    const writes: Write[] = [];
+    let writing = true;
+    const writer = async (w: number) => {
+      for (let n = 0; writing; n++) {
+        const token = `fz${w}x${n}q`;
+        const startedAt = Date.now();
+        const res = await api<{ memo_uuid?: string }>('POST', '/api/v1/memo', {
+          title: `fault ${token}`,
+          content: `Harbour log ${token}. The cranes unloaded containers for ${token} at dawn.`,
+          reference_id: token,
+        }).catch(() => ({ status: 0, body: {} as { memo_uuid?: string } }));
+        writes.push({ token, status: res.status, ms: Date.now() - startedAt, startedAt, ...(res.body?.memo_uuid ? { memoUuid: res.body.memo_uuid } : {}) });
+        // A refused write is not retried at full speed: the client backs off a little, as clients do.
+        if (res.status !== 200) await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+
+    // Readiness as a probe sees it, every 50 ms.
+    const readiness: { at: number; ready: boolean }[] = [];
+    let probing = true;
+    const prober = (async () => {
+      while (probing) {
+        const res = await api('GET', '/readyz').catch(() => ({ status: 0 }));
+        readiness.push({ at: Date.now(), ready: res.status === 200 });
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const writers = Array.from({ length: WRITERS }, (_, w) => writer(w));
+
+    const outages: { lostMs: number; backMs: number }[] = [];
+    try {
+      for (let k = 0; k < KILLS; k++) {
+        await new Promise((r) => setTimeout(r, 3_000));
+        const before = writes.filter((x) => x.status === 200).length;
+        expect(before, 'writes succeed before the kill').toBeGreaterThan(0);
+        const pid = natsPid();
+        const killedAt = Date.now();
+        process.kill(pid, 'SIGKILL');
+        const lost = await eventually(() => readiness.find((r) => r.at > killedAt && !r.ready), 5_000, 10);
+        const back = await eventually(() => readiness.find((r) => r.at > lost.at && r.ready), 60_000, 50);
+        outages.push({ lostMs: lost.at - killedAt, backMs: back.at - killedAt });
+        expect(natsPid(), 'the start script restarted nats-server').not.toBe(pid);
+        // Writes go through again after the recovery.
+        const after = writes.filter((x) => x.status === 200).length;
+        await eventually(() => writes.filter((x) => x.status === 200).length > after + WRITERS, 30_000, 50);
+      }
+    } finally {
+      writing = false;
+      probing = false;
+      await Promise.all(writers);
+      await prober;
+    }
+
+    const acked = writes.filter((x) => x.status === 200);
+    const refused = writes.filter((x) => x.status !== 200);
+    const statuses = refused.reduce<Record<number, number>>((m, x) => ({ ...m, [x.status]: (m[x.status] ?? 0) + 1 }), {});
+    // Writes sent while readiness was lost were refused fast with 503, not left to hang until the timeout.
+    const duringOutage = refused.filter((x) => x.status === 503);
+    const slowest503 = Math.max(0, ...duringOutage.map((x) => x.ms));
+    console.log(
+      `NATS kills: ${outages.map((o) => `readiness lost after ${o.lostMs} ms, back after ${o.backMs} ms`).join('; ')}\n` +
+        `writes: ${writes.length} sent, ${acked.length} acknowledged, refused by status ${JSON.stringify(statuses)}, slowest 503 ${slowest503} ms`,
+    );
+    for (const o of outages) expect(o.lostMs).toBeLessThanOrEqual(1_000);
+    expect(Object.keys(statuses).every((s) => ['503', '504'].includes(s)), JSON.stringify(statuses)).toBe(true);
+    expect(duringOutage.length, 'writes during the outages were refused with 503').toBeGreaterThan(0);
+    expect(slowest503).toBeLessThan(2_000);
+
+    // Every acknowledged write is there once: readable, processed, found by its title and by search.
+    const missing: string[] = [];
+    const duplicated: string[] = [];
+    const unsearchable: string[] = [];
+    for (const w of acked) {
+      const memo = await eventually(async () => {
+        const res = await api<Memo>('GET', `/api/v1/memo/${w.memoUuid}`);
+        if (res.status === 404) return 'missing' as const;
+        return res.status === 200 && !res.body.pending ? res.body : undefined;
+      }, 60_000, 100);
+      if (memo === 'missing') {
+        missing.push(w.token);
+        continue;
+      }
+      const byTitle = await api<{ results: SearchResultItem[] }>('POST', '/api/v1/search', { query: w.token, search_method: 'title_contains', limit: 50 });
+      const uuids = new Set(byTitle.body.results.map((r) => r.memo_uuid));
+      if (uuids.size !== 1 || !uuids.has(w.memoUuid!)) duplicated.push(`${w.token}: ${[...uuids].join(',')}`);
+      const byText = await api<{ results: SearchResultItem[] }>('POST', '/api/v1/search', { query: w.token, search_method: 'chunk_vector_search', limit: 5 });
+      if (byText.body.results[0]?.memo_uuid !== w.memoUuid) unsearchable.push(w.token);
+    }
+    console.log(`acknowledged ${acked.length}; found ${acked.length - missing.length}; duplicated ${duplicated.length}; unsearchable ${unsearchable.length}`);
+    expect(missing).toEqual([]);
+    expect(duplicated).toEqual([]);
+    expect(unsearchable).toEqual([]);
+    expect(stack.output()).toMatch(/nats-server exited \(SIGKILL\); restarting it in \d+ ms/);
+  }, 300_000);
+});
