@@ -50,7 +50,9 @@ function engine(kind: EngineKind, env: NodeJS.ProcessEnv): Engine {
 export function findEngine(base: NodeJS.ProcessEnv = process.env): Engine | { missing: string } {
   const forced = base.MEMEX_ENGINE;
   const podmanEnv = { ...base, CONTAINERS_CONF: base.CONTAINERS_CONF || PODMAN_CONF };
-  if (forced !== 'podman') {
+  // DOCKER_HOST at podman's socket (as test:containers sets it): podman, driven by its own CLI.
+  const viaPodmanSocket = /podman/i.test(base.DOCKER_HOST ?? '');
+  if (forced !== 'podman' && !viaPodmanSocket) {
     const info = spawnSync('docker', ['info', '--format', '{{.ServerVersion}} {{.OperatingSystem}}'], { encoding: 'utf8', env: base, timeout: 20_000 });
     // docker's CLI talking to podman's API (DOCKER_HOST) is podman: use podman's own CLI then.
     if (info.status === 0 && !/podman/i.test(info.stdout)) return engine('docker', base);
