@@ -3,11 +3,11 @@
 # memex-cli: the `memex` command alone (organizations, projects, keys, tokens, reindex, api), for
 # one-shot containers and Kubernetes Jobs:
 #   docker run --rm -e NATS_URL=nats://nats:4222 memex-cli project create --name demo --json
-# Every service image carries the same command as `memex`. Build with deploy/docker/docker-bake.hcl
-# (named contexts `memex-build`, `memex-runtime`).
+# Every service image carries the same command as `memex`.
 
 FROM memex-build AS prune
-RUN sh deploy/docker/prune.sh cli /out
+RUN --mount=type=cache,id=memex-pnpm-store,target=/pnpm/store \
+    sh deploy/docker/prune.sh /out cli
 
 FROM memex-runtime
 COPY --from=prune /out /app

@@ -1,12 +1,14 @@
-# Builds every Memex image, sharing the stages of base.Dockerfile:
+# Builds every Memex image with Docker, sharing the stages of base.Dockerfile. `pnpm images` runs
+# it (passing SERVICES from deploy/services.json and the base it chose); by hand, from the
+# repository root:
 #
-#   docker buildx bake -f deploy/docker/docker-bake.hcl --load            # all five images
-#   docker buildx bake -f deploy/docker/docker-bake.hcl indexer --load \
-#     --set indexer.args.EMBEDDING_MODEL=Xenova/all-MiniLM-L6-v2           # another baked-in model
+#   docker buildx bake -f deploy/docker/docker-bake.hcl --load            # all images
+#   docker buildx bake -f deploy/docker/docker-bake.hcl service-indexer --load \
+#     --set service-indexer.args.EMBEDDING_MODEL=Xenova/all-MiniLM-L6-v2   # another baked-in model
 #
-# Run it from the repository root (the build context). Tags: ${MEMEX_REGISTRY}/memex-<name>:${MEMEX_TAG},
-# by default memex.local/memex-gateway:dev and so on; set MEMEX_REGISTRY to your registry and add
-# --push to publish. The variables below can also be set from the environment.
+# Tags: ${MEMEX_REGISTRY}/memex-<name>:${MEMEX_TAG} (default memex.local/memex-gateway:dev, …) and
+# ${MEMEX_REGISTRY}/memex:${MEMEX_TAG} for the standalone image; add --push to publish. A
+# registry behind its own CA: --set '*.secrets=id=ca,src=<CA bundle>'.
 
 variable "MEMEX_REGISTRY" {
   default = "memex.local"
@@ -16,7 +18,12 @@ variable "MEMEX_TAG" {
   default = "dev"
 }
 
-# Node LTS base image of every stage. Mirror it for air-gapped builders.
+# The services of deploy/services.json (pnpm images passes the list from there).
+variable "SERVICES" {
+  default = ["gateway", "memo", "indexer", "agent"]
+}
+
+# Node LTS base of every stage; memex.local/node:<version>-bookworm for local bases (pnpm images).
 variable "NODE_IMAGE" {
   default = "node:22-bookworm-slim"
 }
@@ -30,7 +37,7 @@ variable "NPM_REGISTRY" {
   default = "https://registry.npmjs.org/"
 }
 
-# The embedding model baked into the indexer image (see indexer.Dockerfile).
+# The embedding model baked into the indexer and standalone images.
 variable "EMBEDDING_MODEL" {
   default = "memex-glove-100d"
 }
@@ -40,11 +47,11 @@ variable "EXTRA_EMBEDDING_MODELS" {
 }
 
 group "default" {
-  targets = ["gateway", "memo", "indexer", "agent", "cli"]
+  targets = ["service", "cli", "memex"]
 }
 
-# The two shared stages. Not tagged: the service targets consume them as named contexts, so they
-# are built once per bake run and their layers are reused by every image.
+# The two shared stages. Not tagged: the images consume them as named contexts, so they are
+# built once per bake run and their layers are reused by every image.
 target "base-runtime" {
   context    = "."
   dockerfile = "deploy/docker/base.Dockerfile"
@@ -61,7 +68,7 @@ target "base-build" {
   target   = "workspace"
 }
 
-target "_service" {
+target "_image" {
   context = "."
   contexts = {
     memex-runtime = "target:base-runtime"
@@ -70,38 +77,30 @@ target "_service" {
   labels = {
     "org.opencontainers.image.description" = "Memex: self-hosted knowledge base"
   }
-}
-
-target "gateway" {
-  inherits   = ["_service"]
-  dockerfile = "deploy/docker/gateway.Dockerfile"
-  tags       = ["${MEMEX_REGISTRY}/memex-gateway:${MEMEX_TAG}"]
-}
-
-target "memo" {
-  inherits   = ["_service"]
-  dockerfile = "deploy/docker/memo.Dockerfile"
-  tags       = ["${MEMEX_REGISTRY}/memex-memo:${MEMEX_TAG}"]
-}
-
-target "indexer" {
-  inherits   = ["_service"]
-  dockerfile = "deploy/docker/indexer.Dockerfile"
-  tags       = ["${MEMEX_REGISTRY}/memex-indexer:${MEMEX_TAG}"]
   args = {
     EMBEDDING_MODEL        = EMBEDDING_MODEL
     EXTRA_EMBEDDING_MODELS = EXTRA_EMBEDDING_MODELS
   }
 }
 
-target "agent" {
-  inherits   = ["_service"]
-  dockerfile = "deploy/docker/agent.Dockerfile"
-  tags       = ["${MEMEX_REGISTRY}/memex-agent:${MEMEX_TAG}"]
+# One image per service: service-gateway, service-memo, ...
+target "service" {
+  name       = "service-${svc}"
+  matrix     = { svc = SERVICES }
+  inherits   = ["_image"]
+  dockerfile = svc == "indexer" ? "deploy/docker/indexer.Dockerfile" : "deploy/docker/service.Dockerfile"
+  args       = { SERVICE = svc, EMBEDDING_MODEL = EMBEDDING_MODEL, EXTRA_EMBEDDING_MODELS = EXTRA_EMBEDDING_MODELS }
+  tags       = ["${MEMEX_REGISTRY}/memex-${svc}:${MEMEX_TAG}"]
 }
 
 target "cli" {
-  inherits   = ["_service"]
+  inherits   = ["_image"]
   dockerfile = "deploy/docker/cli.Dockerfile"
   tags       = ["${MEMEX_REGISTRY}/memex-cli:${MEMEX_TAG}"]
+}
+
+target "memex" {
+  inherits   = ["_image"]
+  dockerfile = "deploy/docker/memex.Dockerfile"
+  tags       = ["${MEMEX_REGISTRY}/memex:${MEMEX_TAG}"]
 }

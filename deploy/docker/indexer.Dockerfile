@@ -1,8 +1,7 @@
 # syntax=docker/dockerfile:1
 #
 # memex-indexer: chunking, embeddings (transformers.js on onnxruntime-node, CPU) and the search
-# index (Qdrant, or the embedded index in /data). Build with deploy/docker/docker-bake.hcl (named
-# contexts `memex-build`, `memex-runtime`).
+# index (Qdrant, or the embedded index in /data). Built like service.Dockerfile, plus the model.
 #
 # The embedding model is baked in at build time, so the indexer never downloads anything:
 #   EMBEDDING_MODEL         the model the image serves (default: memex-glove-100d, built offline
@@ -12,12 +11,14 @@
 #   secret hf_token         optional Hugging Face token for gated models (--secret id=hf_token,...)
 
 FROM memex-build AS prune
-RUN sh deploy/docker/prune.sh indexer /out
+RUN --mount=type=cache,id=memex-pnpm-store,target=/pnpm/store \
+    sh deploy/docker/prune.sh /out indexer cli
 
 FROM memex-build AS model
 ARG EMBEDDING_MODEL=memex-glove-100d
 ARG EXTRA_EMBEDDING_MODELS=""
-RUN --mount=type=secret,id=hf_token,env=HF_TOKEN \
+RUN --mount=type=secret,id=hf_token \
+    if [ -f /run/secrets/hf_token ]; then export HF_TOKEN="$(cat /run/secrets/hf_token)"; fi; \
     sh deploy/docker/build-model.sh /models "$EMBEDDING_MODEL" $EXTRA_EMBEDDING_MODELS
 
 FROM memex-runtime
@@ -26,7 +27,8 @@ COPY --from=prune /out /app
 COPY --from=model /models /app/models
 # The model this image was built for; the indexer only loads local files (no downloads).
 ENV EMBEDDING_MODEL=${EMBEDDING_MODEL} \
-    MEMEX_ALLOW_REMOTE_MODELS=false
+    MEMEX_ALLOW_REMOTE_MODELS=false \
+    MEMEX_SERVICE=indexer
 USER 10001:10001
 HEALTHCHECK --interval=15s --timeout=5s --start-period=120s --retries=3 CMD ["memex-health", "indexer", "ready"]
-CMD ["node", "--import", "tsx", "services/indexer/src/main.ts"]
+CMD ["node", "--enable-source-maps", "/app/dist/indexer.mjs"]

@@ -6,7 +6,7 @@
  *   memex-health gateway ready|live
  *       GET https://127.0.0.1:$MEMEX_PORT/readyz (ready) or /healthz (live); healthy on 2xx.
  *
- *   memex-health memo|indexer|agent ready|live
+ *   memex-health memo|indexer|agent|<any other service> ready|live
  *       With MEMEX_HEALTH_PORT set (a plain-HTTP health port on the service, see
  *       docs/operations.md): GET http://127.0.0.1:$MEMEX_HEALTH_PORT/readyz or /healthz.
  *       Without it: a health ping over NATS (`memex.health.<service>` at the first NATS_URL), the
@@ -27,7 +27,6 @@ import { connect as netConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { URL } from 'node:url';
 
-const SERVICES = ['gateway', 'memo', 'indexer', 'agent'];
 const MODES = ['ready', 'live'];
 const timeoutMs = Number(process.env.HEALTH_TIMEOUT_MS || 4000);
 
@@ -184,8 +183,9 @@ async function probeNats(service, mode) {
 }
 
 const [service, mode = 'ready'] = process.argv.slice(2);
-if (!SERVICES.includes(service) || !MODES.includes(mode)) {
-  console.error(`usage: memex-health <${SERVICES.join('|')}> [${MODES.join('|')}]`);
+// Any service of deploy/services.json: the gateway is probed over HTTPS, the others as below.
+if (!/^[a-z][a-z0-9-]*$/.test(service ?? '') || !MODES.includes(mode)) {
+  console.error(`usage: memex-health <gateway|memo|indexer|agent|…> [${MODES.join('|')}]`);
   process.exit(2);
 }
 if (service === 'gateway') {

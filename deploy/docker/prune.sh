@@ -1,48 +1,58 @@
 #!/bin/sh
-# Makes the production tree of one Memex image from the full workspace install:
+# Makes the production tree of a Memex image from the built workspace:
 #
-#   sh deploy/docker/prune.sh <gateway|memo|indexer|agent|cli> <out dir> [workspace dir]
+#   sh deploy/docker/prune.sh <out dir> <name>...      names: services of deploy/services.json, or cli
 #
-# <out dir> gets the workspace manifests and sources (no tests) and a pnpm install of only what
-# the root package (tsx, which runs the TypeScript) and the service need at run time, plus the
-# `memex` CLI package so every image can administer the stack (`memex project create ...`).
-# Everything comes from the pnpm store offline. The native better-sqlite3 addon is copied from the
-# workspace, where it was compiled once for all images, and the bulkiest files no Linux server
-# reads are dropped. Runs in the `memex-build` stage; also runnable on a developer machine after
-# `pnpm install` to inspect or test a tree.
+# <out dir> gets dist/<name>.mjs for each name (the compiled bundles of `pnpm build`) and a
+# node_modules holding only the third-party packages those need at run time, installed offline
+# from the pnpm store and hoisted to <out dir>/node_modules, where the bundles resolve them. No
+# TypeScript and no sources go in. The native better-sqlite3 addon is copied from the workspace,
+# where it was compiled once for all images, and the bulkiest files no Linux server reads are
+# dropped. Runs in the `memex-build` stage; also runnable on a developer machine after
+# `pnpm install && pnpm build` to inspect or test a tree.
 set -eu
 
-service="${1:-}"
-out="${2:-}"
-src="${3:-$(pwd)}"
-case "$service" in
-  gateway | memo | indexer | agent) package="@memex/$service" ;;
-  cli) package="@memex/cli" ;;
-  *)
-    echo "usage: prune.sh <gateway|memo|indexer|agent|cli> <out dir> [workspace dir]" >&2
-    exit 2
-    ;;
-esac
-[ -n "$out" ] || { echo "prune.sh: no output directory given" >&2; exit 2; }
+out="${1:-}"
+[ -n "$out" ] && [ $# -ge 2 ] || { echo "usage: prune.sh <out dir> <service|cli>..." >&2; exit 2; }
+shift
+src="$(pwd)"
 store="${PNPM_STORE_DIR:-}"
+filters=""
+for name in "$@"; do
+  [ -f "$src/dist/$name.mjs" ] || { echo "prune.sh: dist/$name.mjs is missing: run pnpm build first" >&2; exit 1; }
+  case "$name" in
+    cli) filters="$filters --filter-prod @memex/cli..." ;;
+    *) filters="$filters --filter-prod @memex/$name..." ;;
+  esac
+done
 
-mkdir -p "$out"
-src="$(cd "$src" && pwd)"
+mkdir -p "$out/dist"
 out="$(cd "$out" && pwd)"
 
-# Manifests and sources of every workspace package: pnpm checks the whole lockfile against them,
-# and they weigh a few hundred KiB. Tests and test helpers stay behind.
-(cd "$src" && tar -cf - --exclude=node_modules --exclude='*.test.ts' \
-  package.json pnpm-lock.yaml pnpm-workspace.yaml packages services) | tar -xf - -C "$out"
+# pnpm checks the whole lockfile against the workspace manifests: copy them (a few KiB).
+(cd "$src" && find . -name package.json -not -path '*/node_modules/*' -not -path './dist/*' -print \
+  | tar -cf - -T - pnpm-lock.yaml pnpm-workspace.yaml) | tar -xf - -C "$out"
 
 cd "$out"
-# --filter .            the root package: its production dependency is tsx
 # --filter-prod X...    X and the workspace packages it depends on in production (dev edges ignored)
-# --ignore-scripts      the root postinstall builds the model (the indexer image does that itself),
-#                       and no production dependency needs a script except better-sqlite3 (below)
-pnpm install --offline --frozen-lockfile --prod --ignore-scripts \
-  ${store:+--store-dir "$store"} \
-  --filter . --filter-prod "$package..." --filter-prod "@memex/cli..."
+# --shamefully-hoist    every installed package in <out>/node_modules, where dist/*.mjs finds it
+# --ignore-scripts      no production dependency needs a script except better-sqlite3 (below)
+# shellcheck disable=SC2086
+pnpm install --offline --frozen-lockfile --prod --ignore-scripts --shamefully-hoist \
+  --config.confirmModulesPurge=false ${store:+--store-dir "$store"} $filters
+
+# The bundles hold the workspace packages' code; their links into the (absent) sources go.
+rm -rf node_modules/@memex packages services
+find . -name node_modules -prune -o -name package.json -print | while read -r manifest; do
+  [ "$manifest" = ./package.json ] || rm -f "$manifest"
+done
+rm -f pnpm-lock.yaml pnpm-workspace.yaml
+printf '{ "type": "module", "private": true }\n' > package.json
+
+for name in "$@"; do
+  cp "$src/dist/$name.mjs" dist/
+  [ -f "$src/dist/$name.mjs.map" ] && cp "$src/dist/$name.mjs.map" dist/
+done
 
 # better-sqlite3: the addon compiled in the workspace, nothing else of its build.
 for dir in node_modules/.pnpm/better-sqlite3@*/node_modules/better-sqlite3; do
@@ -71,8 +81,14 @@ done
 for web in node_modules/.pnpm/onnxruntime-web@*/node_modules/onnxruntime-web/dist; do
   [ -d "$web" ] && rm -rf "$web"
 done
-# Source maps, type declarations and docs are not read at run time.
+# usearch ships prebuilt addons for every platform: keep Linux's.
+for prebuilds in node_modules/.pnpm/usearch@*/node_modules/usearch/prebuilds; do
+  [ -d "$prebuilds" ] || continue
+  for platform in "$prebuilds"/*; do
+    case "$(basename "$platform")" in linux-*) ;; *) rm -rf "$platform" ;; esac
+  done
+done
+# Source maps, type declarations and docs of dependencies are not read at run time.
 find node_modules/.pnpm -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.md' \) -delete
 
-# What was installed, for the build log.
-echo "prune.sh: $service -> $out ($(du -sh node_modules/.pnpm | cut -f1) of dependencies)"
+echo "prune.sh: $* -> $out ($(du -sh node_modules | cut -f1) of dependencies)"

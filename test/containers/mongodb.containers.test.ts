@@ -11,9 +11,9 @@ import { MongoEventStore } from '@memex/memo/eventStore/mongodb';
 import { readModelContract } from '@memex/memo/readModel/contract';
 import { MongoMemoReadModel } from '@memex/memo/readModel/mongodb';
 import { MONGO_IMAGE, describeMongo } from '@memex/memo/testing/mongo';
-import { describeWithDocker } from './support/docker';
+import { describeWithImages } from './support/docker';
 
-describeWithDocker(`MongoDB (${MONGO_IMAGE}, replica set of one) in a container`, () => {
+describeWithImages(`MongoDB (${MONGO_IMAGE}, replica set of one) in a container`, [MONGO_IMAGE], () => {
   describeMongo(
     'MongoDB adapters',
     (withDb) => {

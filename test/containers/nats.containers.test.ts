@@ -1,21 +1,26 @@
 /**
- * Memex on the NATS servers production runs, in containers (the other suites use the local
- * nats-server, which may be older):
- * - one server of the oldest supported line (2.10) with the Compose configuration
- *   (deploy/compose/nats.conf: JetStream, `sync_interval: always`);
- * - a three-server cluster with routes and MEMEX_NATS_REPLICAS=3, as deploy/kubernetes runs it:
- *   every stream and KV bucket gets three replicas, and Memex keeps working with one server down.
+ * Memex on the NATS servers it is deployed with, in containers (the other suites use the local
+ * nats-server):
+ * - one server of the oldest supported line (2.10) and of the deployed one (2.11) with the Compose
+ *   configuration (deploy/compose/nats.conf: JetStream, `sync_interval: always`), when those
+ *   images are available;
+ * - one server of the image the embedded profile and the air-gapped build use (Debian's
+ *   nats-server, memex.local/nats, built by `pnpm images`);
+ * - a three-server cluster with routes and MEMEX_NATS_REPLICAS=3, as deploy/kubernetes runs it
+ *   (the deployed image, else the Debian one): every stream and KV bucket gets three replicas, and
+ *   Memex keeps working with one server down.
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { GenericContainer, Network, Wait, type StartedNetwork, type StartedTestContainer } from 'testcontainers';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Buckets, Streams } from '@memex/contracts';
 import { connectNats } from '@memex/runtime';
 import { REPO_ROOT } from '../support/paths';
-import { describeWithDocker } from './support/docker';
+import { LOCAL_NATS } from '../../deploy/images';
+import { describeWithDocker, describeWithImages, imageMissing } from './support/docker';
 import { memoSearchChatFlow } from './support/flow';
 import { startMemexServices, type MemexServices } from './support/services';
 
@@ -32,7 +37,7 @@ async function monitor<T>(c: StartedTestContainer, path: string): Promise<T> {
 }
 
 describeWithDocker('NATS JetStream in containers', () => {
-  describe.each([NATS_MIN_IMAGE, NATS_DEPLOYED_IMAGE])('one server (%s) with the Compose configuration', (image) => {
+  for (const image of [NATS_MIN_IMAGE, NATS_DEPLOYED_IMAGE]) describeWithImages(`one server (${image}) with the Compose configuration`, [image], () => {
     let nats: StartedTestContainer;
     let memex: MemexServices;
 
@@ -63,7 +68,34 @@ describeWithDocker('NATS JetStream in containers', () => {
     });
   });
 
-  describe(`three servers (${NATS_DEPLOYED_IMAGE}) with routes and MEMEX_NATS_REPLICAS=3`, () => {
+  describeWithImages(`one server (${LOCAL_NATS}, Debian's nats-server)`, [LOCAL_NATS], () => {
+    let nats: StartedTestContainer;
+    let memex: MemexServices;
+
+    beforeAll(async () => {
+      nats = await new GenericContainer(LOCAL_NATS)
+        .withCommand(['--jetstream', '--store_dir=/data', '--http_port=8222'])
+        .withExposedPorts(4222, 8222)
+        .withWaitStrategy(Wait.forHttp('/healthz', 8222).forStatusCode(200))
+        .start();
+      memex = await startMemexServices({ NATS_URL: natsUrl(nats), MEMEX_NATS_REPLICAS: '1' });
+    });
+    afterAll(async () => {
+      await memex?.stop();
+      await nats?.stop();
+    });
+
+    it('runs a memo through processing, search and chat', async () => {
+      const varz = await monitor<{ version: string; jetstream?: { config?: { store_dir?: string } } }>(nats, '/varz');
+      // 2.9 reports the directory it made under --store_dir.
+      expect(varz.jetstream?.config?.store_dir).toMatch(/^\/data(\/jetstream)?$/);
+      const { key } = await memex.project(`nats-${randomUUID().slice(0, 8)}`);
+      await memoSearchChatFlow(memex.api, key, { expectCitation: true });
+    });
+  });
+
+  const clusterImage = imageMissing(NATS_DEPLOYED_IMAGE) === undefined ? NATS_DEPLOYED_IMAGE : LOCAL_NATS;
+  describeWithImages(`three servers (${clusterImage}) with routes and MEMEX_NATS_REPLICAS=3`, [clusterImage], () => {
     let network: StartedNetwork;
     const servers: StartedTestContainer[] = [];
     let memex: MemexServices;
@@ -72,9 +104,9 @@ describeWithDocker('NATS JetStream in containers', () => {
     beforeAll(async () => {
       network = await new Network().start();
       const routes = [0, 1, 2].map((i) => `nats://nats-${i}:6222`).join(',');
-      const started = await Promise.all(
+      const settled = await Promise.allSettled(
         [0, 1, 2].map((i) =>
-          new GenericContainer(NATS_DEPLOYED_IMAGE)
+          new GenericContainer(clusterImage)
             .withNetwork(network)
             .withNetworkAliases(`nats-${i}`)
             .withCommand([
@@ -95,7 +127,10 @@ describeWithDocker('NATS JetStream in containers', () => {
             .start(),
         ),
       );
-      servers.push(...started);
+      // Keep what did start, so afterAll stops it even when another server failed.
+      for (const r of settled) if (r.status === 'fulfilled') servers.push(r.value);
+      const failed = settled.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
       const url = servers.map(natsUrl).join(',');
       memex = await startMemexServices({ NATS_URL: url, MEMEX_NATS_REPLICAS: '3' });
       nc = await connectNats({ url, name: 'containers-test' });

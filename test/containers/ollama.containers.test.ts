@@ -9,13 +9,13 @@ import { loadAgentConfig } from '@memex/agent';
 import { llmContract } from '@memex/agent/llm/contract';
 import type { LlmProvider, Passage } from '@memex/agent/llm/port';
 import { openLlm } from '@memex/agent/stores';
-import { describeWithDocker } from './support/docker';
+import { describeWithImages } from './support/docker';
 
 /** What deploy/compose runs. */
 const OLLAMA_IMAGE = 'ollama/ollama:0.12.10';
 const MODEL = process.env.MEMEX_TEST_OLLAMA_MODEL || 'qwen2.5:0.5b';
 
-describeWithDocker(`Ollama (${OLLAMA_IMAGE}, model ${MODEL}) in a container`, () => {
+describeWithImages(`Ollama (${OLLAMA_IMAGE}, model ${MODEL}) in a container`, [OLLAMA_IMAGE], () => {
   let ollama: StartedTestContainer;
   let host: string;
   const provider = (): Promise<LlmProvider> =>

@@ -8,9 +8,9 @@ import { afterAll, beforeAll } from 'vitest';
 import { searchIndexContract } from '@memex/indexer/searchIndex/contract';
 import { QdrantSearchIndex } from '@memex/indexer/searchIndex/qdrant';
 import { QDRANT_TEST_IMAGE, startQdrant, type QdrantTestServer } from '@memex/indexer/testing/qdrant';
-import { describeWithDocker } from './support/docker';
+import { describeWithImages } from './support/docker';
 
-describeWithDocker(`Qdrant (${QDRANT_TEST_IMAGE}) in a container`, () => {
+describeWithImages(`Qdrant (${QDRANT_TEST_IMAGE}) in a container`, [QDRANT_TEST_IMAGE], () => {
   let server: QdrantTestServer | undefined;
   beforeAll(async () => {
     server = await startQdrant({ kind: 'container' });

@@ -470,42 +470,58 @@ function bakeTargets(): Map<string, Record<string, string>> {
 }
 
 describe('container images (deploy/docker)', () => {
-  it.each(MEMEX_SERVICES)('%s.Dockerfile prunes, runs the entry point as uid 10001, and probes health', (service) => {
-    const lines = instructions(join(DOCKER_DIR, `${service}.Dockerfile`));
+  it('service.Dockerfile prunes a compiled service, runs it with plain node as uid 10001, and probes health', () => {
+    const lines = instructions(join(DOCKER_DIR, 'service.Dockerfile'));
     expect(lines).toContain('FROM memex-build AS prune');
-    expect(lines).toContain(`RUN sh deploy/docker/prune.sh ${service} /out`);
+    expect(lines.find((l) => l.startsWith('RUN ') && l.includes('prune.sh'))).toMatch(/sh deploy\/docker\/prune\.sh \/out "\$SERVICE" cli$/);
     expect(lines).toContain('FROM memex-runtime');
     expect(lines).toContain('COPY --from=prune /out /app');
     expect(lines).toContain('USER 10001:10001');
-    expect(lines.find((l) => l.startsWith('HEALTHCHECK'))).toMatch(new RegExp(`CMD \\["memex-health", "${service}", "ready"\\]$`));
-    const entry = `services/${service}/src/main.ts`;
-    expect(lines.at(-1)).toBe(`CMD ["node", "--import", "tsx", "${entry}"]`);
-    expect(statSync(join(REPO_ROOT, entry)).isFile()).toBe(true);
+    expect(lines.find((l) => l.startsWith('HEALTHCHECK'))).toMatch(/CMD memex-health "\$MEMEX_SERVICE" ready$/);
+    expect(lines.at(-1)).toBe('CMD ["sh", "-c", "exec node --enable-source-maps /app/dist/$MEMEX_SERVICE.mjs"]');
+    // No TypeScript loader at run time in any image.
+    for (const file of readdirSync(DOCKER_DIR).filter((f) => f.endsWith('.Dockerfile'))) {
+      const last = instructions(join(DOCKER_DIR, file)).filter((l) => l.startsWith('CMD') || l.startsWith('ENTRYPOINT'));
+      expect(last.join(' '), file).not.toMatch(/tsx|\.ts\b/);
+    }
+    expect(readFileSync(join(DOCKER_DIR, 'memex'), 'utf8')).toContain('exec node /app/dist/cli.mjs "$@"');
   });
 
-  it('cli.Dockerfile runs `memex`, and the indexer bakes its model in and never downloads one', () => {
+  it('every service of deploy/services.json has an entry point, and the bake file builds each one', () => {
+    const listed = (JSON.parse(readFileSync(join(REPO_ROOT, 'deploy', 'services.json'), 'utf8')) as { services: { name: string }[] }).services.map((s) => s.name);
+    expect(listed).toEqual(expect.arrayContaining([...MEMEX_SERVICES]));
+    for (const name of listed) expect(statSync(join(REPO_ROOT, 'services', name, 'src', 'main.ts')).isFile(), name).toBe(true);
+    const bake = readFileSync(join(DOCKER_DIR, 'docker-bake.hcl'), 'utf8');
+    const defaults = /variable "SERVICES" \{\s*default = (\[[^\]]*\])/.exec(bake)?.[1];
+    expect(JSON.parse(defaults ?? '[]'), 'docker-bake.hcl SERVICES default = deploy/services.json').toEqual(listed);
+  });
+
+  it('cli.Dockerfile runs `memex`; the indexer and standalone images bake the model in and never download one', () => {
     const cli = instructions(join(DOCKER_DIR, 'cli.Dockerfile'));
-    expect(cli).toContain('RUN sh deploy/docker/prune.sh cli /out');
+    expect(cli.find((l) => l.includes('prune.sh'))).toMatch(/prune\.sh \/out cli$/);
     expect(cli).toContain('ENTRYPOINT ["memex"]');
-    const indexer = instructions(join(DOCKER_DIR, 'indexer.Dockerfile'));
-    expect(indexer).toContain('ARG EMBEDDING_MODEL=memex-glove-100d');
-    expect(indexer).toContain('COPY --from=model /models /app/models');
-    expect(indexer).toContain('ENV EMBEDDING_MODEL=${EMBEDDING_MODEL} MEMEX_ALLOW_REMOTE_MODELS=false');
+    for (const file of ['indexer.Dockerfile', 'memex.Dockerfile']) {
+      const lines = instructions(join(DOCKER_DIR, file));
+      expect(lines, file).toContain('ARG EMBEDDING_MODEL=memex-glove-100d');
+      expect(lines, file).toContain('COPY --from=model /models /app/models');
+      expect(lines.find((l) => l.startsWith('ENV EMBEDDING_MODEL=${EMBEDDING_MODEL} MEMEX_ALLOW_REMOTE_MODELS=false')), file).toBeDefined();
+      expect(lines, file).toContain('USER 10001:10001');
+    }
+    const standalone = instructions(join(DOCKER_DIR, 'memex.Dockerfile'));
+    expect(standalone).toContain('VOLUME /data');
+    expect(standalone.at(-1)).toBe('CMD ["node", "/usr/local/lib/memex/memex-supervisor.mjs"]');
   });
 
   it('the bake file builds every Dockerfile, tagged as Compose and Kubernetes expect', () => {
     const targets = bakeTargets();
-    for (const name of [...MEMEX_SERVICES, 'cli']) {
-      const target = targets.get(name);
-      expect(target?.dockerfile, name).toBe(`"deploy/docker/${name}.Dockerfile"`);
-      expect(target?.tags, name).toBe(`["\${MEMEX_REGISTRY}/memex-${name}:\${MEMEX_TAG}"]`);
-      expect(target?.inherits).toBe('["_service"]');
-    }
+    expect(targets.get('service')).toMatchObject({ name: '"service-${svc}"', tags: '["${MEMEX_REGISTRY}/memex-${svc}:${MEMEX_TAG}"]' });
+    expect(targets.get('cli')?.tags).toBe('["${MEMEX_REGISTRY}/memex-cli:${MEMEX_TAG}"]');
+    expect(targets.get('memex')?.tags).toBe('["${MEMEX_REGISTRY}/memex:${MEMEX_TAG}"]');
     expect(targets.get('base-runtime')).toMatchObject({ dockerfile: '"deploy/docker/base.Dockerfile"', target: '"runtime"' });
     expect(targets.get('base-build')).toMatchObject({ target: '"workspace"' });
+    const bake = readFileSync(join(DOCKER_DIR, 'docker-bake.hcl'), 'utf8');
     const dockerfiles = readdirSync(DOCKER_DIR).filter((f) => f.endsWith('.Dockerfile'));
-    const built = new Set([...targets.values()].flatMap((t) => (t.dockerfile ? [t.dockerfile.replace(/"/g, '').replace('deploy/docker/', '')] : [])));
-    expect(dockerfiles.filter((f) => !built.has(f))).toEqual([]);
+    expect(dockerfiles.filter((f) => !bake.includes(`deploy/docker/${f}`))).toEqual([]);
     // The images the Kubernetes manifests run are the ones bake tags by default.
     for (const { object } of workloads().filter(({ label }) => label.startsWith('base/'))) {
       for (const container of template(object)!.spec.containers) {
@@ -520,7 +536,7 @@ describe('container images (deploy/docker)', () => {
       .map((l) => l.trim())
       .filter((l) => l !== '' && !l.startsWith('#') && !l.startsWith('!'))
       .map((l) => l.replace(/^\//, '').replace(/^\*\*\//, '').replace(/\/$/, ''));
-    const needed = ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml', 'packages', 'services', 'deploy/docker/prune.sh', 'deploy/docker/memex', 'deploy/docker/memex-health.mjs', 'deploy/docker/build-model.sh', 'deploy/docker/fetch-model.ts'];
+    const needed = ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml', 'packages', 'services', 'deploy/services.json', 'deploy/services.ts', 'deploy/bundle.ts', 'deploy/docker/prune.sh', 'deploy/docker/memex', 'deploy/docker/memex-health.mjs', 'deploy/docker/memex-supervisor.mjs', 'deploy/docker/bases/npm-fetch.sh', 'deploy/docker/build-model.sh', 'deploy/docker/fetch-model.ts'];
     for (const path of needed) {
       const excluding = patterns.filter((p) => path === p || path.startsWith(`${p}/`));
       expect(excluding, path).toEqual([]);
