@@ -31,6 +31,8 @@ describe('credentials never reach the logs', () => {
       metrics: new Metrics(),
       instance: 't',
       content: { keyring: undefined },
+      // A connection that is up: the gateway answers 503 for /api while NATS is down.
+      nc: { isClosed: () => false },
     } as unknown as GatewayDeps;
     const app = await buildGateway(deps, { logger });
     try {
