@@ -88,6 +88,15 @@ export class RateLimiter {
 
   /** Counts one request for `key` if it is within the limit. */
   take(key: string): RateLimitDecision {
+    return this.decide(key, true);
+  }
+
+  /** Whether one more request for `key` would be within the limit, without counting it. */
+  peek(key: string): RateLimitDecision {
+    return this.decide(key, false);
+  }
+
+  private decide(key: string, record: boolean): RateLimitDecision {
     const { limit } = this.options;
     const now = this.clock();
     const slice = Math.floor(now / this.sliceMs);
@@ -103,6 +112,7 @@ export class RateLimiter {
     if (count + 1 > limit) {
       return { allowed: false, limit, remaining: 0, resetMs };
     }
+    if (!record) return { allowed: true, limit, remaining: Math.max(0, limit - count), resetMs };
     this.counts(slice, key).local += 1;
     let dirtyKeys = this.dirty.get(slice);
     if (!dirtyKeys) this.dirty.set(slice, (dirtyKeys = new Set()));
