@@ -33,6 +33,11 @@ export const GatewayEnv = Type.Object({
   }),
   MEMEX_RATE_LIMIT: Type.Integer({ minimum: 0, default: 6_000, description: 'Requests per project per window; 0 turns it off' }),
   MEMEX_RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000, description: 'Rate limit window' }),
+  MEMEX_IDEMPOTENCY_TTL_MS: Type.Integer({
+    minimum: 60_000,
+    default: 86_400_000,
+    description: 'How long an Idempotency-Key remembers its request body',
+  }),
   MEMEX_AUTH_FAILURE_LIMIT: Type.Integer({
     minimum: 0,
     default: 20,
