@@ -70,7 +70,12 @@ describe('a disconnect mid-stream cancels the upstream Ollama request', () => {
     const res = await stack.app.inject({ method: 'POST', url: '/api/v1/chat', headers: { authorization: `Bearer ${key}` }, payload: { query: 'hi', stream: true } });
     const events = res.body.split('\n\n').filter((b) => b.startsWith('data: ')).map((b) => JSON.parse(b.slice(6)) as { type: string; content?: string });
     expect(events.filter((e) => e.type === 'token').map((e) => e.content)).toEqual(['Hello ', 'from ', 'Ollama.']);
-    expect(events.at(-1)?.type).toBe('done');
+    const done = events.at(-1) as { type: string; chat_id?: string };
+    expect(done.type).toBe('done');
+    // The chat the done event names is stored.
+    const chat = await stack.app.inject({ method: 'GET', url: `/api/v1/chat/${done.chat_id}`, headers: { authorization: `Bearer ${key}` } });
+    expect(chat.statusCode, chat.body).toBe(200);
+    expect(chat.json().messages.at(-1).content).toBe('Hello from Ollama.');
   });
 
   it('turns an Ollama failure into 500 Agent error with its message', async () => {
@@ -154,7 +159,8 @@ describe('an agent that stops mid-answer', () => {
       await ended;
       const events = body.split('\n\n').filter((b) => b.startsWith('data: ')).map((b) => JSON.parse(b.slice(6)) as { type: string; content?: string });
       expect(events.at(-2)).toEqual({ type: 'error', content: 'Agent error: the agent stopped before the answer was complete; ask again' });
-      expect(events.at(-1)).toEqual({ type: 'done', chat_id: expect.any(String) });
+      // The answer never completed, so no chat was stored: done must not name one.
+      expect(events.at(-1)).toEqual({ type: 'done' });
     } finally {
       await stack.stop().catch(() => undefined);
     }

@@ -35,6 +35,10 @@ export const ERRORS = {
   NoOriginalFile: { status: 404, text: 'This memo has no original file' },
   UnsupportedMediaType: { status: 415, text: 'Content-Type must be application/json' },
   RateLimited: { status: 429, text: 'Rate limit exceeded' },
+  /** Too many missing or invalid keys from one client address. */
+  TooManyFailedAuthentications: { status: 429, text: 'Too many failed authentications from this address; retry later' },
+  /** The same Idempotency-Key was sent earlier with another body. */
+  IdempotencyKeyReused: { status: 422, text: 'Idempotency-Key was already used with a different request body' },
   AgentError: { status: 500, text: 'Agent error' },
   Internal: { status: 500, text: 'Internal error' },
   /** A service's answer would exceed the NATS max_payload; it was refused rather than sent. */

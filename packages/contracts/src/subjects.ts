@@ -121,6 +121,8 @@ export const Buckets = {
   organizations: 'memex_organizations',
   /** Which embedding model the index serves, and any re-index in progress. */
   indexState: 'memex_index_state',
+  /** `<memo id an Idempotency-Key maps to>` → sha256 of the first request body (entries expire). */
+  idempotency: 'memex_idempotency',
   /**
    * memo → its 256-bit data key (history 1). Kept outside the event log: removing a key
    * crypto-shreds every sealed copy of the memo (events, bus messages, blobs, backups).

@@ -49,6 +49,7 @@ export type { Principal } from './directory/cache';
 export { MEMEX_NAMESPACE, chunkId, tagId, uuidV5, uuidV7 } from './ids/ids';
 
 export { IndexStateStore } from './indexState/indexState';
+export { IdempotencyStore, requestHash } from './idempotency/idempotency';
 export type { IndexState } from './indexState/indexState';
 
 export { failpoints } from './failpoints';

@@ -215,6 +215,25 @@ describe('gateway memo routes (inject, real NATS and memo service)', () => {
     expect(second.json().memo_uuid).toBe(first.json().memo_uuid);
   });
 
+  it('refuses an Idempotency-Key reused with a different body with 422, and still replays the same body', async () => {
+    const headers = { ...auth(), 'idempotency-key': `k-${randomUUID()}` };
+    const first = await post({ title: 'Once', content: 'x', metadata: { a: 1, b: 2 } }, headers);
+    expect(first.statusCode).toBe(200);
+    const other = await post({ title: 'Once', content: 'different' }, headers);
+    expect(other.statusCode, other.body).toBe(422);
+    expect(other.json()).toEqual({ error: 'Idempotency-Key was already used with a different request body' });
+    // The same body, keys in another order, replays the first answer.
+    const again = await post({ metadata: { b: 2, a: 1 }, content: 'x', title: 'Once' }, headers);
+    expect(again.statusCode).toBe(200);
+    expect(again.json().memo_uuid).toBe(first.json().memo_uuid);
+    const read = await app.inject({ method: 'GET', url: `/api/v1/memo/${first.json().memo_uuid}`, headers: auth() });
+    expect(read.json().content).toBe('x');
+    // The key is scoped per project: another project may use it with any body.
+    const elsewhere = await post({ title: 'Other project', content: 'y' }, { ...auth(otherKey), 'idempotency-key': headers['idempotency-key'] });
+    expect(elsewhere.statusCode).toBe(200);
+    expect(elsewhere.json().memo_uuid).not.toBe(first.json().memo_uuid);
+  });
+
   it('lets an organization token act on its projects named by project_id, and no others', async () => {
     const tok = auth(orgToken);
     const noProject = await app.inject({ method: 'POST', url: '/api/v1/memo', headers: tok, payload: { title: 'x', content: 'y' } });

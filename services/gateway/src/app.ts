@@ -7,6 +7,7 @@ import { MemexError, errorText } from '@memex/contracts';
 import { natsConnected, type Logger } from '@memex/runtime';
 import { registerErrorHandling } from './http/errors';
 import type { GatewayDeps } from './http/context';
+import { RateLimiter } from './rateLimit/limiter';
 import { agentRoutes } from './routes/agent';
 import { healthRoutes } from './routes/health';
 import { consoleRoutes } from './routes/console';
@@ -94,6 +95,11 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptions): Promise<FastifyInstance> {
   const { config } = deps;
+  deps.authFailures ??= new RateLimiter({
+    limit: config.MEMEX_AUTH_FAILURE_LIMIT,
+    windowMs: config.MEMEX_AUTH_FAILURE_WINDOW_MS,
+    instance: deps.instance,
+  });
   const app = Fastify({
     loggerInstance: options.logger,
     ...(options.https ? { https: { cert: options.https.cert, key: options.https.key } } : {}),

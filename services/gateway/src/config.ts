@@ -38,6 +38,17 @@ export const GatewayEnv = Type.Object({
   }),
   MEMEX_RATE_LIMIT: Type.Integer({ minimum: 0, default: 6_000, description: 'Requests per project per window; 0 turns it off' }),
   MEMEX_RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000, description: 'Rate limit window' }),
+  MEMEX_IDEMPOTENCY_TTL_MS: Type.Integer({
+    minimum: 60_000,
+    default: 86_400_000,
+    description: 'How long an Idempotency-Key remembers its request body',
+  }),
+  MEMEX_AUTH_FAILURE_LIMIT: Type.Integer({
+    minimum: 0,
+    default: 20,
+    description: 'Failed authentications per client address per window before it gets 429; 0 turns it off',
+  }),
+  MEMEX_AUTH_FAILURE_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000, description: 'Failed-authentication window' }),
 });
 export type GatewayConfig = Static<typeof GatewayEnv> & { MEMEX_BODY_LIMIT: number };
 

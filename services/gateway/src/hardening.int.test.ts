@@ -108,4 +108,22 @@ describe('gateway hardening (inject, whole stack over NATS)', () => {
     expectError(await send('GET', '/api/v1/memo/%E0%A4%A'), 400, 'The request URL is not valid');
     expectError(await send('GET', '/api/v1/chat/%ED%A0%80'), 400, 'The request URL is not valid');
   });
+
+  it('answers 429 with Retry-After to an address after 20 failed authentications a minute, without slowing other clients', async () => {
+    const from = (remoteAddress: string, authorization?: string) =>
+      stack.app.inject({ method: 'GET', url: '/api/v1/chat', remoteAddress, headers: authorization ? { authorization } : {} });
+    const attacker = '203.0.113.7';
+    for (let i = 0; i < 20; i++) {
+      const res = await from(attacker, i % 2 ? `Bearer guess-${i}` : undefined);
+      expect(res.statusCode, res.body).toBe(i % 2 ? 403 : 401);
+    }
+    const blocked = await from(attacker, 'Bearer guess-21');
+    expectError(blocked, 429, 'Too many failed authentications from this address; retry later');
+    expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+    // Even a valid key from that address is refused meanwhile, so a right guess does not stand out.
+    expectError(await from(attacker, headers.authorization), 429, /Too many failed authentications/);
+    // Other addresses: valid keys work, and their failures are counted on their own.
+    expect((await from('198.51.100.9', headers.authorization)).statusCode).toBe(200);
+    expectError(await from('198.51.100.9', 'Bearer wrong'), 403, 'Invalid API key');
+  });
 });

@@ -16,6 +16,8 @@ export interface GatewayDeps {
   content: ContentStore;
   credentials: Credentials;
   limiter: RateLimiter;
+  /** Failed authentications per client address; the app makes one from the config if absent. */
+  authFailures?: RateLimiter;
   logger: Logger;
   metrics: Metrics;
   /** This gateway instance's id, as its metrics are labelled. */
@@ -41,7 +43,7 @@ export function requestedProject(source: unknown): string | undefined {
  * RateLimit headers. Every API route starts here.
  */
 export function requestContext(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, requested?: string): RequestContext {
-  const principal = authenticate(deps.credentials, request);
+  const principal = authenticateLimited(deps, request, reply);
   const projectId = projectFor(deps.credentials, principal, requested);
   if (deps.limiter.enabled) {
     const decision = deps.limiter.take(projectId);
@@ -55,6 +57,32 @@ export function requestContext(deps: GatewayDeps, request: FastifyRequest, reply
     }
   }
   return { projectId, requestId: request.id };
+}
+
+/**
+ * Authenticates unless the client address has failed too often lately. An address over the limit gets
+ * 429 for every request, a valid key included (otherwise a guessed key would stand out from the 429s),
+ * until its failures age out; other addresses are not affected.
+ */
+function authenticateLimited(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply) {
+  const failures = deps.authFailures;
+  if (!failures?.enabled) return authenticate(deps.credentials, request);
+  const address = request.ip;
+  const refuse = (resetMs: number): never => {
+    reply.header('Retry-After', Math.ceil(resetMs / 1000));
+    throw new MemexError('TooManyFailedAuthentications');
+  };
+  const state = failures.peek(address);
+  if (!state.allowed) refuse(state.resetMs);
+  try {
+    return authenticate(deps.credentials, request);
+  } catch (error) {
+    if (error instanceof MemexError && (error.code === 'MissingApiKey' || error.code === 'InvalidApiKey')) {
+      const decision = failures.take(address);
+      if (!decision.allowed) refuse(decision.resetMs);
+    }
+    throw error;
+  }
 }
 
 /**

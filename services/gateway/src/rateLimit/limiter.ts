@@ -6,7 +6,7 @@ export interface RateLimitDecision {
   allowed: boolean;
   limit: number;
   remaining: number;
-  /** Milliseconds until the current window ends. */
+  /** Milliseconds until the oldest counted request stops counting (a slot frees up). */
   resetMs: number;
 }
 
@@ -18,8 +18,8 @@ interface WindowCounts {
 
 interface SyncMessage {
   instance: string;
-  window: number;
-  counts: Record<string, number>;
+  /** [slice, key, this instance's count in that slice] */
+  counts: [number, string, number][];
 }
 
 export interface RateLimiterOptions {
@@ -30,23 +30,33 @@ export interface RateLimiterOptions {
   clock?: () => number;
   /** How often this instance tells the others its counts. */
   syncIntervalMs?: number;
+  /** Slices per window (default 10); a request counts until its whole slice is a window old. */
+  slices?: number;
 }
 
 /**
- * A per-project sliding-window rate limit shared by every gateway instance. Each instance counts its
- * own requests and broadcasts its counts over core NATS every `syncIntervalMs`; a decision adds the
- * other instances' latest counts. The estimate weighs the previous window by how much of it still
- * overlaps the sliding window. Across instances the count lags by at most one sync interval.
+ * A per-project sliding-window rate limit shared by every gateway instance. The window is cut into
+ * `slices` slices; a decision counts every request in the slices that overlap the last `windowMs`, so
+ * no span of `windowMs` ever lets more than `limit` requests through (a burst at a window boundary
+ * cannot double the quota). The price: a request keeps counting up to one slice (windowMs/slices)
+ * longer than a window. Each instance counts its own requests and broadcasts its per-slice counts
+ * over core NATS every `syncIntervalMs`; a decision adds the other instances' latest counts. Across
+ * instances the count lags by at most one sync interval.
  */
 export class RateLimiter {
   private readonly windows = new Map<number, Map<string, WindowCounts>>();
-  private readonly dirty = new Set<string>();
+  /** Slices and keys counted since the last broadcast. */
+  private readonly dirty = new Map<number, Set<string>>();
   private readonly clock: () => number;
+  private readonly slices: number;
+  private readonly sliceMs: number;
   private sub: Subscription | undefined;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: RateLimiterOptions) {
     this.clock = options.clock ?? Date.now;
+    this.slices = Math.max(1, options.slices ?? 10);
+    this.sliceMs = options.windowMs / this.slices;
   }
 
   get enabled(): boolean {
@@ -58,7 +68,7 @@ export class RateLimiter {
     if (!byKey) {
       byKey = new Map();
       this.windows.set(window, byKey);
-      for (const w of this.windows.keys()) if (w < window - 1) this.windows.delete(w);
+      for (const w of this.windows.keys()) if (w < window - this.slices) this.windows.delete(w);
     }
     let c = byKey.get(key);
     if (!c) {
@@ -78,19 +88,36 @@ export class RateLimiter {
 
   /** Counts one request for `key` if it is within the limit. */
   take(key: string): RateLimitDecision {
-    const { limit, windowMs } = this.options;
+    return this.decide(key, true);
+  }
+
+  /** Whether one more request for `key` would be within the limit, without counting it. */
+  peek(key: string): RateLimitDecision {
+    return this.decide(key, false);
+  }
+
+  private decide(key: string, record: boolean): RateLimitDecision {
+    const { limit } = this.options;
     const now = this.clock();
-    const window = Math.floor(now / windowMs);
-    const elapsed = (now - window * windowMs) / windowMs;
-    const resetMs = (window + 1) * windowMs - now;
+    const slice = Math.floor(now / this.sliceMs);
+    let count = 0;
+    let oldest: number | undefined;
+    for (let s = slice - this.slices; s <= slice; s++) {
+      const n = this.total(s, key);
+      if (n > 0 && oldest === undefined) oldest = s;
+      count += n;
+    }
+    const resetMs = Math.max(1, Math.ceil(((oldest ?? slice) + this.slices + 1) * this.sliceMs - now));
     if (limit <= 0) return { allowed: true, limit, remaining: Number.POSITIVE_INFINITY, resetMs };
-    const estimate = this.total(window - 1, key) * (1 - elapsed) + this.total(window, key);
-    if (estimate + 1 > limit) {
+    if (count + 1 > limit) {
       return { allowed: false, limit, remaining: 0, resetMs };
     }
-    this.counts(window, key).local += 1;
-    this.dirty.add(key);
-    return { allowed: true, limit, remaining: Math.max(0, Math.floor(limit - estimate - 1)), resetMs };
+    if (!record) return { allowed: true, limit, remaining: Math.max(0, limit - count), resetMs };
+    this.counts(slice, key).local += 1;
+    let dirtyKeys = this.dirty.get(slice);
+    if (!dirtyKeys) this.dirty.set(slice, (dirtyKeys = new Set()));
+    dirtyKeys.add(key);
+    return { allowed: true, limit, remaining: Math.max(0, limit - count - 1), resetMs };
   }
 
   /** Joins the other gateway instances' counting. */
@@ -102,16 +129,17 @@ export class RateLimiter {
         if (err) return;
         const sync = decodeJson<SyncMessage>(msg.data);
         if (sync.instance === instance) return;
-        for (const [key, n] of Object.entries(sync.counts)) this.counts(sync.window, key).remote.set(sync.instance, n);
+        for (const [slice, key, n] of sync.counts) this.counts(slice, key).remote.set(sync.instance, n);
       },
     });
     this.timer = setInterval(() => {
       if (this.dirty.size === 0) return;
-      const window = Math.floor(this.clock() / this.options.windowMs);
-      const counts: Record<string, number> = {};
-      for (const key of this.dirty) counts[key] = this.windows.get(window)?.get(key)?.local ?? 0;
+      const counts: SyncMessage['counts'] = [];
+      for (const [slice, keys] of this.dirty) {
+        for (const key of keys) counts.push([slice, key, this.windows.get(slice)?.get(key)?.local ?? 0]);
+      }
       this.dirty.clear();
-      nc.publish(Subjects.rateLimitSync, encodeJson({ instance, window, counts } satisfies SyncMessage));
+      nc.publish(Subjects.rateLimitSync, encodeJson({ instance, counts } satisfies SyncMessage));
     }, syncIntervalMs);
     this.timer.unref();
   }

@@ -78,10 +78,18 @@ async function collect(request: FastifyRequest, reader: TokenStreamReader, timeo
 /**
  * Streams an answer as Server-Sent Events: `: ping` first, `token` events, a `citations` event,
  * then `done` (with `chat_id` for chat). A failure mid-stream is an `error` event followed by
- * `done`. Writes wait for the socket to drain before the next message is taken, so a slow reader
+ * `done`, which names only a chat that exists (`chatIds.onFailure`: the chat the request continued;
+ * a new chat is stored only when its answer completes). Writes wait for the socket to drain before the next message is taken, so a slow reader
  * slows the model instead of filling memory; a client that goes away cancels the model's work.
  */
-async function sse(request: FastifyRequest, reply: FastifyReply, reader: TokenStreamReader, timeoutMs: number, chatId?: string): Promise<void> {
+async function sse(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  reader: TokenStreamReader,
+  timeoutMs: number,
+  chatIds: { onSuccess?: string; onFailure?: string } = {},
+): Promise<void> {
+  let failed = true;
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {
@@ -118,6 +126,7 @@ async function sse(request: FastifyRequest, reply: FastifyReply, reader: TokenSt
       if (message.kind === 'token') await event({ type: 'token', content: message.content });
       else if (message.kind === 'citations') await event({ type: 'citations', citations: message.citations });
       else if (message.kind === 'end') {
+        failed = false;
         if (message.reply.references) await event({ type: 'references', references: message.reply.references });
         break;
       }
@@ -136,6 +145,7 @@ async function sse(request: FastifyRequest, reply: FastifyReply, reader: TokenSt
     clearTimeout(timer);
   }
   if (!closed) {
+    const chatId = failed ? chatIds.onFailure : chatIds.onSuccess;
     await event(chatId ? { type: 'done', chat_id: chatId } : { type: 'done' });
     res.off('close', onClose);
     res.end();
@@ -180,7 +190,7 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
           '`chat_id` continues a chat. With `stream: true` the answer comes as Server-Sent Events: `: ping`, ' +
           '`{"type":"token","content"}`…, `{"type":"citations","citations"}`, with `rag_config.references.enabled` ' +
           '`{"type":"references","references"}`, then `{"type":"done","chat_id"}`; a failure ' +
-          'mid-stream is `{"type":"error","content"}` then done. `rag_config` tunes retrieval per request (candidates, ' +
+          'mid-stream is `{"type":"error","content"}` then done, without `chat_id` if the chat was new (it was not stored). `rag_config` tunes retrieval per request (candidates, ' +
           'similarity threshold, reranking, query rewrite), names the LLM provider (must be the configured one) and, ' +
           'with `references.enabled`, adds `references` (the chunks the model was given).',
         tags: ['agent'],
@@ -201,8 +211,9 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       };
       const { reader, accepted } = await startAnswer(deps, Subjects.query.agentChat, body, ctx.requestId);
       if (input.stream) {
-        // The agent names the chat when it accepts; the done event carries the id.
-        await sse(request, reply, reader, timeoutMs, accepted.chatId);
+        // The agent names the chat when it accepts; the done event carries the id once the chat is
+        // stored (the answer completed), or when the request continued a chat that already exists.
+        await sse(request, reply, reader, timeoutMs, { onSuccess: accepted.chatId, ...(input.chatId !== undefined ? { onFailure: accepted.chatId } : {}) });
         return reply;
       }
       const answer = (await collect(request, reader, timeoutMs)) as AgentChatReply;

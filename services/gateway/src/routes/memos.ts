@@ -22,7 +22,7 @@ import {
   type StoredCreateInput,
   type StoredUpdateInput,
 } from '@memex/contracts';
-import { query, uuidV5, uuidV7 } from '@memex/runtime';
+import { IdempotencyStore, query, requestHash, uuidV5, uuidV7 } from '@memex/runtime';
 import { awaitSearchConsistency, requestContext, requestedProject, type GatewayDeps } from '../http/context';
 import { uploadMemo } from './memoFiles';
 import { memoBody } from './memoBody';
@@ -45,6 +45,14 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   const commandOptions = (requestId: string) => ({ requestId, timeoutMs: config.MEMEX_COMMAND_TIMEOUT_MS });
   const limits = { maxContentBytes: config.MEMEX_MAX_CONTENT_BYTES };
   const queryOptions = (requestId: string) => ({ requestId, timeoutMs: config.MEMEX_QUERY_TIMEOUT_MS });
+  let idempotency: Promise<IdempotencyStore> | undefined;
+  const idempotencyStore = () => {
+    idempotency ??= IdempotencyStore.open(deps.nc, { replicas: config.MEMEX_NATS_REPLICAS, ttlMs: config.MEMEX_IDEMPOTENCY_TTL_MS }).catch((error: unknown) => {
+      idempotency = undefined;
+      throw error;
+    });
+    return idempotency;
+  };
 
   /** The memo a route addresses, which must belong to the caller's project. */
   const resolveOwn = async (projectId: string, ref: MemoRef, requestId: string): Promise<string> => {
@@ -82,7 +90,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
           '`tags` as JSON text); the text is extracted in the background (see the memo status).',
         tags: ['memos'],
         body: CreateMemoBody,
-        response: { 200: CreateMemoResponse, 409: ErrorResponse, 413: ErrorResponse, ...errors },
+        response: { 200: CreateMemoResponse, 409: ErrorResponse, 413: ErrorResponse, 422: ErrorResponse, ...errors },
       },
     },
     async (request, reply) => {
@@ -96,6 +104,9 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         if (!IDEMPOTENCY_KEY.test(key)) throw new MemexError('InvalidRequest', 'Idempotency-Key must be 1-255 visible ASCII characters');
         memoId = uuidV5(`idempotency:${ctx.projectId}:${key}`);
         commandId = memoId;
+        // The same key with another body is a client bug, not a retry: refuse it rather than replay.
+        const store = await idempotencyStore();
+        if (!(await store.claim(memoId, requestHash({ query: request.query, body: request.body })))) throw new MemexError('IdempotencyKeyReused');
       }
       // Claim-check: the content goes to the blob store sealed with the memo's (new) key; the command
       // carries its reference and the other fields, sealed too.
