@@ -30,6 +30,7 @@ describe('credentials never reach the logs', () => {
       logger,
       metrics: new Metrics(),
       instance: 't',
+      nc: { isClosed: () => false },
       content: { keyring: undefined },
     } as unknown as GatewayDeps;
     const app = await buildGateway(deps, { logger });
