@@ -165,4 +165,38 @@ describe('an agent that stops mid-answer', () => {
       await stack.stop().catch(() => undefined);
     }
   });
+
+  it('names in done only a chat that is stored: the continued one, never a new one whose answer failed', async () => {
+    let calls = 0;
+    const flaky = new (class extends ExtractiveProvider {
+      override async answer(r: AnswerRequest, onToken: TokenSink, signal: AbortSignal): Promise<AnswerResult> {
+        if (++calls > 1) {
+          await onToken('partial ');
+          throw new Error('the model fell over');
+        }
+        return super.answer(r, onToken, signal);
+      }
+    })();
+    const stack = await startStack({ agent: { llm: flaky }, env: { MEMEX_RATE_LIMIT: '0' } });
+    try {
+      const { key } = await stack.project();
+      const headers = { authorization: `Bearer ${key}` };
+      const first = await stack.app.inject({ method: 'POST', url: '/api/v1/chat', headers, payload: { query: 'hello' } });
+      expect(first.statusCode, first.body).toBe(200);
+      const chatId = first.json().chat_id as string;
+      const events = async (payload: object) => {
+        const res = await stack.app.inject({ method: 'POST', url: '/api/v1/chat', headers, payload });
+        return res.body.split('\n\n').filter((b) => b.startsWith('data: ')).map((b) => JSON.parse(b.slice(6)) as { type: string; chat_id?: string });
+      };
+      const continued = await events({ query: 'more', chat_id: chatId, stream: true });
+      expect(continued.at(-2)?.type).toBe('error');
+      expect(continued.at(-1)).toEqual({ type: 'done', chat_id: chatId });
+      expect((await stack.app.inject({ method: 'GET', url: `/api/v1/chat/${chatId}`, headers })).statusCode).toBe(200);
+      const fresh = await events({ query: 'new topic', stream: true });
+      expect(fresh.at(-2)?.type).toBe('error');
+      expect(fresh.at(-1)).toEqual({ type: 'done' });
+    } finally {
+      await stack.stop().catch(() => undefined);
+    }
+  });
 });

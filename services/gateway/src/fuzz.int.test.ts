@@ -98,7 +98,7 @@ describe('fuzz: every route, generated hostile input, over a real stack', () => 
   const seen: Record<string, { runs: number; status: Record<string, number> }> = {};
 
   beforeAll(async () => {
-    stack = await startStack({ env: { MEMEX_RATE_LIMIT: '0', MEMEX_CONSISTENCY_TIMEOUT_MS: '0' } });
+    stack = await startStack({ env: { MEMEX_RATE_LIMIT: '0', MEMEX_AUTH_FAILURE_LIMIT: '0', MEMEX_CONSISTENCY_TIMEOUT_MS: '0' } });
     ({ key } = await stack.project('fuzz'));
     const api = memoApi(stack.app, key);
     stored = [];

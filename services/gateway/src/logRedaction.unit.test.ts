@@ -30,6 +30,7 @@ describe('credentials never reach the logs', () => {
       logger,
       metrics: new Metrics(),
       instance: 't',
+      nc: { isClosed: () => false },
       content: { keyring: undefined },
       // A connection that is up: the gateway answers 503 for /api while NATS is down.
       nc: { isClosed: () => false },
