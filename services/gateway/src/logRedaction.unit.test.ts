@@ -32,8 +32,6 @@ describe('credentials never reach the logs', () => {
       instance: 't',
       nc: { isClosed: () => false },
       content: { keyring: undefined },
-      // A connection that is up: the gateway answers 503 for /api while NATS is down.
-      nc: { isClosed: () => false },
     } as unknown as GatewayDeps;
     const app = await buildGateway(deps, { logger });
     try {
