@@ -49,17 +49,21 @@ describe.skipIf(!process.env.MEMEX_RUN_QUARANTINED)('switching between local and
       await store.update((current) => ({ ...current!, reindex: { model, requestedAt: new Date().toISOString() } }));
       let searches = 0;
       const missing: string[] = [];
+      let last: unknown;
       await eventually(
         async () => {
           const found = await search();
           searches += 1;
           for (const id of ids) if (!found.has(id)) missing.push(id);
           const { state } = await store.read();
+          last = state;
           return state?.activeModel === model && !state.reindex;
         },
         60_000,
         50,
-      );
+      ).catch((error: unknown) => {
+        throw new Error(`switch to ${model}: ${(error as Error).message}; index state ${JSON.stringify(last)}`);
+      });
       expect(searches).toBeGreaterThan(0);
       expect(missing, `memos missing from search while switching to ${model}`).toEqual([]);
       const found = await search();

@@ -24,6 +24,7 @@ import {
 } from '@memex/contracts';
 import { IdempotencyStore, query, requestHash, uuidV5, uuidV7 } from '@memex/runtime';
 import { awaitSearchConsistency, requestContext, requestedProject, type GatewayDeps } from '../http/context';
+import { WriteBudget } from '../http/writeBudget';
 import { uploadMemo } from './memoFiles';
 import { memoBody } from './memoBody';
 
@@ -111,12 +112,17 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       // Claim-check: the content goes to the blob store sealed with the memo's (new) key; the command
       // carries its reference and the other fields, sealed too.
       const { projectId } = ctx;
-      await keyring.create(projectId, memoId);
-      const ref = await content.write(projectId, memoId, input.content);
+      const budget = new WriteBudget(config.MEMEX_COMMAND_TIMEOUT_MS);
+      await budget.step(keyring.create(projectId, memoId));
+      const ref = await budget.step(content.write(projectId, memoId, input.content), (late) => content.remove(late));
       const stored: StoredCreateInput = { ...input, content: ref };
       const sealed = await keyring.sealJson(projectId, memoId, stored);
       await withBlob(ref, () =>
-        commands.send('create', { projectId, memoId, sealed }, { ...commandOptions(ctx.requestId), ...(commandId ? { commandId } : {}) }),
+        commands.send(
+          'create',
+          { projectId, memoId, sealed },
+          { requestId: ctx.requestId, timeoutMs: budget.left(), ...(commandId ? { commandId } : {}) },
+        ),
       );
       reply.header('Location', `/api/v1/memo/${memoId}`);
       return { ok: true as const, memo_uuid: memoId };
@@ -174,10 +180,13 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       const { projectId } = ctx;
       const memoId = await resolveOwn(projectId, ref, ctx.requestId);
       const { content: text, ...fields } = input;
-      const contentRef = text === undefined ? undefined : await content.write(projectId, memoId, text);
+      const budget = new WriteBudget(config.MEMEX_COMMAND_TIMEOUT_MS);
+      const contentRef = text === undefined ? undefined : await budget.step(content.write(projectId, memoId, text), (late) => content.remove(late));
       const stored: StoredUpdateInput = { ...fields, ...(contentRef ? { content: contentRef } : {}) };
       const sealed = await keyring.sealJson(projectId, memoId, stored);
-      const { eventSeq } = await withBlob(contentRef, () => commands.send('update', { projectId, memoId, sealed }, commandOptions(ctx.requestId)));
+      const { eventSeq } = await withBlob(contentRef, () =>
+        commands.send('update', { projectId, memoId, sealed }, { requestId: ctx.requestId, timeoutMs: budget.left() }),
+      );
       await awaitSearchConsistency(deps, eventSeq);
       return { ok: true };
     },

@@ -16,6 +16,8 @@ export class ModelSet {
   private readonly loaded = new Map<string, Promise<Embedder>>();
   private activeModel: string | undefined;
   private targetModel: string | undefined;
+  /** apply() and drop() run one at a time, in call order: state changes arrive faster than models load. */
+  private serial: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly load: (model: string) => Promise<Embedder>,
@@ -44,7 +46,33 @@ export class ModelSet {
    * model that will not load is left out (the re-index owner reports it and drops the job); only the
    * active model must load.
    */
-  async apply(state: IndexState): Promise<void> {
+  apply(state: IndexState): Promise<void> {
+    return this.inTurn(() => this.follow(state));
+  }
+
+  /**
+   * Drops a model's chunks from the index once a re-index has switched away from it, unless the
+   * state this instance follows needs it again (a switch back requested meanwhile has reopened it).
+   * Returns whether it dropped.
+   */
+  drop(model: string): Promise<boolean> {
+    return this.inTurn(async () => {
+      if (model === this.activeModel || model === this.targetModel) return false;
+      const pending = this.loaded.get(model);
+      this.loaded.delete(model);
+      await pending?.then((e) => e.dispose()).catch(() => undefined);
+      await this.index.dropModel(model);
+      return true;
+    });
+  }
+
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.serial.then(work, work);
+    this.serial = next.catch(() => undefined);
+    return next;
+  }
+
+  private async follow(state: IndexState): Promise<void> {
     let target = state.reindex?.model !== state.activeModel ? state.reindex?.model : undefined;
     await this.embedder(state.activeModel);
     if (target) target = await this.embedder(target).then(() => target, () => undefined);

@@ -152,7 +152,16 @@ export class Reindexer {
       logger.info({ model, previous, replayed }, 're-index complete: switched the active model');
       // Other instances switch when the state reaches their watch; give in-flight searches a moment.
       await new Promise((r) => setTimeout(r, SWITCH_GRACE_MS));
-      if (previous !== model) await index.dropModel(previous);
+      if (previous === model) return;
+      // A switch back to the previous model may have been asked for during the grace: then its
+      // chunks are being rebuilt and must stay. The shared state says so for every instance; this
+      // instance's model set says so for the index it has (re)opened.
+      const { state: now } = await store.read();
+      if (now?.activeModel === previous || now?.reindex?.model === previous) {
+        logger.info({ model: previous }, 're-index: the previous model is wanted again; its chunks stay');
+        return;
+      }
+      if (!(await models.drop(previous))) logger.info({ model: previous }, 're-index: the previous model is in use again; its chunks stay');
     } finally {
       clearInterval(beat);
     }
