@@ -13,6 +13,7 @@
  *    time, memory per chunk, dense p50/p99/QPS, recall@10 against exact, beside usearch exactSearch over the same float vectors. `--synthetic 0` skips it.
  *
  *   node --expose-gc --import tsx bench/search.bench.ts [--chunks 100000] [--queries 300] [--synthetic 1000000] [--dim 384]
+ *     [--expansion-add 128] [--expansion-search 256]   (HNSW build/search breadth: the recall/latency trade)
  * (--expose-gc makes the memory figures meaningful)
  */
 import { randomUUID } from 'node:crypto';
@@ -40,6 +41,8 @@ const { values } = parseArgs({
     synthetic: { type: 'string', default: '1000000' },
     dim: { type: 'string', default: '384' },
     'ann-min': { type: 'string', default: String(DEFAULT_DENSE_OPTIONS.annMinChunks) },
+    'expansion-add': { type: 'string', default: String(DEFAULT_DENSE_OPTIONS.expansionAdd) },
+    'expansion-search': { type: 'string', default: String(DEFAULT_DENSE_OPTIONS.expansionSearch) },
   },
 });
 const CHUNKS = Number(values.chunks);
@@ -69,7 +72,11 @@ const queries = [
 ].map((l) => (JSON.parse(l) as { text: string }).text);
 
 const dir = tempDir('memex-search-bench-');
-const dense = { annMinChunks: Number(values['ann-min']) };
+const dense = {
+  annMinChunks: Number(values['ann-min']),
+  expansionAdd: Number(values['expansion-add']),
+  expansionSearch: Number(values['expansion-search']),
+};
 const index = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'), { dense });
 const embedder = await loadEmbedder({ model: MODEL, modelsDir: path.join(REPO_ROOT, 'models'), allowRemote: false });
 await index.openModel(MODEL, embedder.dimension);
@@ -205,7 +212,7 @@ rows.push([
   'memory of the loaded index (RSS growth: heap, buffers, graph)',
   `${((heapAfter - heapBefore) / 2 ** 20).toFixed(0)} MiB, ${((heapAfter - heapBefore) / found).toFixed(0)} bytes per chunk (chunk text included)${gc ? '' : ' (run with --expose-gc)'}`,
 ]);
-printTable(`search over ${built} chunks, embedded index, top 10, sequential queries on one core`, rows);
+printTable(`search over ${built} chunks, embedded index, top 10, sequential queries on one core (HNSW expansion add/search ${dense.expansionAdd}/${dense.expansionSearch})`, rows);
 await embedder.dispose();
 await reopened.close();
 dir.remove();

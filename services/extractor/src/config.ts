@@ -6,6 +6,11 @@ export const ExtractorEnv = Type.Object({
   ...CommonEnv,
   ...HealthPortEnv,
   EXTRACT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Documents extracted at once (one child process each)' }),
+  EXTRACT_IDLE_MS: Type.Integer({
+    minimum: 0,
+    default: 60_000,
+    description: 'An extraction child idle this long is ended (it holds every parser); 0 keeps them',
+  }),
   EXTRACT_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 120_000, description: 'Longest one document may take; the child is killed after it' }),
   EXTRACT_MAX_MEMORY_MB: Type.Integer({ minimum: 32, default: 1024, description: 'V8 heap of each extraction child process' }),
   EXTRACT_MAX_INFLATED_MB: Type.Integer({

@@ -54,8 +54,9 @@ export async function startExtractorService(config: ExtractorConfig, overrides: 
   const blobs = await openBlobStore(nc, config);
   const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
   const commands = new CommandClient(nc, js, 30_000);
-  const pool = new SandboxPool(sandboxLimits(config), { size: config.EXTRACT_CONCURRENCY });
-  await pool.warm();
+  // Children start with the first document and end after EXTRACT_IDLE_MS without one: an idle
+  // extractor holds no parser memory (two warm children are ~470 MB).
+  const pool = new SandboxPool(sandboxLimits(config), { size: config.EXTRACT_CONCURRENCY, idleTimeoutMs: config.EXTRACT_IDLE_MS });
   const processor = new ExtractionProcessor({
     content: new ContentStore(blobs, keyring),
     commands,

@@ -53,4 +53,19 @@ describe('the extraction sandbox (child processes)', () => {
     const error = await failure(runSandboxed(big, 'html', { ...limits, maxMemoryMb: 48, maxTextBytes: 500 * 1024 * 1024 }));
     expect(['out_of_memory', 'crashed']).toContain(error.failure);
   });
+
+  it('ends a child left idle past idleTimeoutMs, and starts one again for the next document', async () => {
+    const lazy = new SandboxPool(limits, { size: 1, idleTimeoutMs: 300 });
+    try {
+      expect(lazy.processes).toBe(0);
+      expect((await lazy.extract(Buffer.from('first'), 'text')).text).toBe('first');
+      expect(lazy.processes).toBe(1);
+      await new Promise((r) => setTimeout(r, 800));
+      expect(lazy.processes).toBe(0);
+      expect((await lazy.extract(Buffer.from('after a rest'), 'text')).text).toBe('after a rest');
+      expect(lazy.processes).toBe(1);
+    } finally {
+      await lazy.close();
+    }
+  }, 120_000);
 });

@@ -137,15 +137,22 @@ export interface SandboxPoolOptions {
   size: number;
   /** Documents one child extracts before it is replaced (bounds what a long-lived heap can gather). */
   maxDocumentsPerProcess?: number;
+  /**
+   * A child left idle this long is ended (a warm child holds every parser, ~230 MB); the next
+   * document starts one again. 0 keeps idle children for good.
+   */
+  idleTimeoutMs?: number;
 }
 
 /**
  * Warm extraction processes: loading the parsers costs a new process seconds, so children are
- * kept and reused one document at a time, replaced after a failure that killed them or after
- * `maxDocumentsPerProcess` documents.
+ * kept and reused one document at a time while documents keep coming, replaced after a failure that
+ * killed them or after `maxDocumentsPerProcess` documents, and ended after `idleTimeoutMs` without
+ * work, so an idle extractor holds no parser memory.
  */
 export class SandboxPool {
   private readonly idle: SandboxWorker[] = [];
+  private readonly idleTimers = new Map<SandboxWorker, NodeJS.Timeout>();
   private readonly waiting: ((worker: SandboxWorker) => void)[] = [];
   private live = 0;
   private closed = false;
@@ -178,10 +185,19 @@ export class SandboxPool {
     }
   }
 
+  /** Child processes running now (busy or idle). */
+  get processes(): number {
+    return this.live;
+  }
+
   private acquire(): Promise<SandboxWorker> {
     if (this.closed) return Promise.reject(new Error('the sandbox pool is closed'));
     const worker = this.idle.pop();
-    if (worker) return Promise.resolve(worker);
+    if (worker) {
+      clearTimeout(this.idleTimers.get(worker));
+      this.idleTimers.delete(worker);
+      return Promise.resolve(worker);
+    }
     if (this.live < this.options.size) {
       this.live++;
       return Promise.resolve(new SandboxWorker(this.limits, { preload: true }));
@@ -203,11 +219,29 @@ export class SandboxPool {
     if (!next) return;
     const waiter = this.waiting.shift();
     if (waiter) waiter(next);
-    else this.idle.push(next);
+    else this.park(next);
+  }
+
+  private park(worker: SandboxWorker): void {
+    this.idle.push(worker);
+    const idleMs = this.options.idleTimeoutMs ?? 0;
+    if (idleMs <= 0) return;
+    const timer = setTimeout(() => {
+      this.idleTimers.delete(worker);
+      const at = this.idle.indexOf(worker);
+      if (at < 0) return;
+      this.idle.splice(at, 1);
+      worker.kill();
+      this.live--;
+    }, idleMs);
+    timer.unref();
+    this.idleTimers.set(worker, timer);
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const timer of this.idleTimers.values()) clearTimeout(timer);
+    this.idleTimers.clear();
     for (const worker of this.idle.splice(0)) worker.kill();
   }
 }
