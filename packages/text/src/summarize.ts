@@ -134,7 +134,8 @@ export function summarize(text: string, options?: SummarizeOptions): string {
   let used = 0;
   for (const c of order) {
     if (chosen.length >= maxSentences) break;
-    const piece = truncateAtWord(collapseWhitespace(c.text), sentenceCap);
+    // A Markdown heading (as extracted documents keep them) reads as its words in a summary.
+    const piece = truncateAtWord(collapseWhitespace(c.text).replace(/^#{1,6}\s+/, ''), sentenceCap);
     const cost = piece.length + (chosen.length > 0 ? 1 : 0);
     if (piece === '' || used + cost > maxChars) continue;
     chosen.push({ index: c.index, text: piece });

@@ -72,4 +72,11 @@ describe('summarize', () => {
   it('is deterministic', () => {
     expect(summarize(ARTICLE)).toBe(summarize(ARTICLE));
   });
+
+  it('drops the Markdown marks of a heading it picks (extracted documents keep headings as ##)', () => {
+    const doc = '# Safety manual\n\n## Cranes\n\nCrane operators must inspect the hoist cable daily.\n\n## Brakes\n\nThe brake is tested every week by the shift lead.';
+    const summary = summarize(doc, { maxSentences: 4 });
+    expect(summary).not.toMatch(/#/);
+    expect(summary).toContain('Crane operators must inspect the hoist cable daily.');
+  });
 });
