@@ -4,7 +4,9 @@ import { TextWriter } from './writer';
 
 /**
  * Legacy Word (.doc, the OLE compound format) through word-extractor: the body text with its
- * paragraphs; table cells come out tab-separated and are written as ` | ` rows.
+ * paragraphs (one per line of Word's text); a table's rows come out as lines of tab-ended cells
+ * and are written as ` | ` rows. Word 97 text carries no heading styles here, so headings stay
+ * paragraphs.
  */
 export async function extractDoc(bytes: Uint8Array, limits: ExtractLimits): Promise<string> {
   let body: string;
@@ -15,12 +17,18 @@ export async function extractDoc(bytes: Uint8Array, limits: ExtractLimits): Prom
     throw new ExtractionError('corrupt', `the Word document could not be read: ${(error as Error).message}`, { cause: error });
   }
   const out = new TextWriter(limits.maxTextBytes);
-  for (const block of body.replace(/\r\n?/g, '\n').split(/\n{2,}/)) {
-    const lines = block.split('\n');
-    if (lines.every((l) => l.includes('\t'))) {
-      for (const line of lines) out.row(line.split('\t'));
-      out.endTable();
-    } else out.paragraph(block);
+  // Word ends every paragraph with one line break; a table row is a line of tab-ended cells.
+  let inTable = false;
+  for (const line of body.replace(/\r\n?/g, '\n').split('\n')) {
+    if (line.includes('\t')) {
+      out.row(line.replace(/\t$/, '').split('\t'));
+      inTable = true;
+      continue;
+    }
+    if (inTable) out.endTable();
+    inTable = false;
+    if (line.trim() !== '') out.paragraph(line);
   }
+  if (inTable) out.endTable();
   return out.text();
 }

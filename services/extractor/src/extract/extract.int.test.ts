@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sniffFileType } from '@memex/contracts';
 import {
@@ -11,6 +14,8 @@ import {
 } from '../testing/documents';
 import { DEFAULT_EXTRACT_LIMITS, ExtractionError } from './errors';
 import { extractDocument } from './extract';
+
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'testing', 'fixtures');
 
 const missing = missingTools();
 const FORMATS: GeneratedFormat[] = ['pdf', 'docx', 'pptx', 'xlsx', 'odt', 'html', 'markdown', 'text'];
@@ -145,6 +150,22 @@ describe.skipIf(missing)(`extraction of real documents${missing ? ` (skipped: ${
     const docx = files.get('docx')!;
     expect((await failure(extractDocument(docx.subarray(0, docx.length - 30), 'docx', DEFAULT_EXTRACT_LIMITS))).failure).toBe('corrupt');
     expect((await failure(extractDocument(Buffer.from('   \n\n  '), 'text', DEFAULT_EXTRACT_LIMITS))).failure).toBe('no_text');
+  });
+
+  it('reads a real Word 97 .doc (written by LibreOffice): paragraphs apart, table rows as cells', async () => {
+    const doc = readFileSync(join(FIXTURES, 'handbook.doc'));
+    // The upload route takes it for what it is by its bytes.
+    expect(sniffFileType(doc, 'handbook.doc').format).toBe('doc');
+    const { text } = await extractDocument(doc, 'doc', DEFAULT_EXTRACT_LIMITS);
+    expect(text).toBe(
+      [
+        'Harbour handbook',
+        'The harbour master assigns berths to arriving ships before dawn.',
+        'Pilots board each vessel at the outer buoy.',
+        'Crane | Capacity\nNorth gantry | 65 tonnes\nSouth gantry | 40 tonnes',
+        'Tugs stand by whenever the wind exceeds thirty knots.',
+      ].join('\n\n'),
+    );
   });
 
   it('a .doc that is not a Word compound file is refused as corrupt', async () => {
