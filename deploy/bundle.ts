@@ -11,10 +11,21 @@
  *   pnpm build                 every bundle
  *   pnpm build gateway cli     some of them
  */
-import { mkdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { BUNDLES, REPO_ROOT } from './services';
+
+const CONSOLE_ASSETS = join(REPO_ROOT, 'packages', 'console', 'dist');
+
+/**
+ * The gateway serves the console's built assets; a bundle no longer sits beside the console package,
+ * so they go into a `console` folder beside the bundle, where @memex/console looks for them.
+ */
+function copyConsoleAssets(outDir: string): void {
+  if (!existsSync(join(CONSOLE_ASSETS, 'index.html'))) throw new Error('the console is not built: run pnpm --filter @memex/console build');
+  cpSync(CONSOLE_ASSETS, join(outDir, 'console'), { recursive: true });
+}
 
 /** Leaves every bare import that is not a workspace package to node_modules. */
 const thirdPartyExternal: Plugin = {
@@ -54,9 +65,56 @@ export async function bundle(names: readonly string[] = []): Promise<{ name: str
       // The CLI decides whether it is the entry by comparing import.meta.url with argv[1]: keep it.
       banner: { js: '// Built by deploy/bundle.ts from the Memex sources; do not edit.' },
     });
+    if (name === 'gateway') copyConsoleAssets(outDir);
     results.push({ name, file, bytes: statSync(file).size, ms: Math.round(performance.now() - started) });
   }
   return results;
+}
+
+/**
+ * Leaves every third-party import to node_modules as it is installed in this checkout: the import is
+ * resolved now, from the file that makes it (pnpm gives each package only its own dependencies), and
+ * written as that absolute path. For bundles run in place by `pnpm start`, never shipped.
+ */
+const thirdPartyInPlace: Plugin = {
+  name: 'third-party-in-place',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, async (args) => {
+      if (args.path.startsWith('@memex/') || args.pluginData === 'in-place' || args.path.startsWith('node:')) return undefined;
+      const found = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: 'in-place' });
+      if (found.errors.length > 0 || found.external || !isAbsolute(found.path)) return { path: args.path, external: true };
+      return { path: found.path, external: true };
+    });
+  },
+};
+
+/**
+ * Compiles `entries` for this machine into `outDir` (for `pnpm start`: plain node, no TypeScript
+ * loader in each service process). Third-party packages stay where they are installed.
+ */
+export async function bundleInPlace(outDir: string, entries: readonly { name: string; entry: string }[]): Promise<string[]> {
+  mkdirSync(outDir, { recursive: true });
+  await Promise.all(
+    entries.map(({ name, entry }) =>
+      build({
+        entryPoints: [join(REPO_ROOT, entry)],
+        outfile: join(outDir, `${name}.mjs`),
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        target: 'node20',
+        conditions: ['import', 'node', 'default'],
+        plugins: [thirdPartyInPlace],
+        sourcemap: 'linked',
+        sourcesContent: false,
+        legalComments: 'none',
+        logLevel: 'warning',
+        banner: { js: '// Built by pnpm start (deploy/bundle.ts bundleInPlace) for this checkout only; do not edit or ship.' },
+      }),
+    ),
+  );
+  if (entries.some((e) => e.name === 'gateway')) copyConsoleAssets(outDir);
+  return entries.map(({ name }) => join(outDir, `${name}.mjs`));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -52,6 +52,8 @@ printf '{ "type": "module", "private": true }\n' > package.json
 for name in "$@"; do
   cp "$src/dist/$name.mjs" dist/
   [ -f "$src/dist/$name.mjs.map" ] && cp "$src/dist/$name.mjs.map" dist/
+  # The gateway serves the console from the assets its bundle carries beside it.
+  if [ "$name" = gateway ]; then cp -r "$src/dist/console" dist/; fi
 done
 
 # better-sqlite3: the addon compiled in the workspace, nothing else of its build.

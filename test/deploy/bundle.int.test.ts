@@ -1,0 +1,42 @@
+/**
+ * The compiled bundles: what the images run (`pnpm build`, dist/<name>.mjs) and what `pnpm start`
+ * runs in place (bundleInPlace). Both must carry what the sources find beside themselves (the
+ * console's assets), and the in-place bundles must resolve every third-party import from here.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { consoleDir } from '@memex/console';
+import { tempDir } from '@memex/testing';
+import { bundle, bundleInPlace } from '../../deploy/bundle';
+import { REPO_ROOT } from '../../deploy/services';
+
+describe('compiled bundles', () => {
+  it("carry the console's assets beside the gateway bundle, where @memex/console finds them", async () => {
+    await bundle(['gateway']);
+    const dist = join(REPO_ROOT, 'dist');
+    expect(existsSync(join(dist, 'console', 'index.html'))).toBe(true);
+    expect(consoleDir(dist, {})).toBe(join(dist, 'console'));
+    // In the sources the package's own build is used; an operator can point elsewhere.
+    expect(consoleDir(join(REPO_ROOT, 'packages', 'console'), {})).toBe(join(REPO_ROOT, 'packages', 'console', 'dist'));
+    expect(consoleDir(dist, { MEMEX_CONSOLE_DIR: '/srv/console' })).toBe('/srv/console');
+  }, 60_000);
+
+  it('in place: every third-party import is an absolute path that exists in this checkout', async () => {
+    const dir = tempDir('memex-bundle-');
+    try {
+      const [file] = await bundleInPlace(dir.path, [{ name: 'gateway', entry: 'services/gateway/src/main.ts' }]);
+      const code = readFileSync(file!, 'utf8');
+      const imports = [...code.matchAll(/^import\s[^'"]*?["']([^"']+)["']/gm)].map((m) => m[1]!);
+      const thirdParty = imports.filter((p) => !p.startsWith('node:'));
+      expect(thirdParty.length).toBeGreaterThan(5);
+      for (const path of thirdParty) {
+        expect(path.startsWith('/'), path).toBe(true);
+        expect(existsSync(path), path).toBe(true);
+      }
+      expect(existsSync(join(dir.path, 'console', 'index.html'))).toBe(true);
+    } finally {
+      dir.remove();
+    }
+  }, 60_000);
+});
