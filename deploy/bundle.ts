@@ -13,7 +13,7 @@
  */
 import { cpSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { build, type Plugin } from 'esbuild';
+import { build, stop, type Plugin } from 'esbuild';
 import { BUNDLES, REPO_ROOT } from './services';
 
 const CONSOLE_ASSETS = join(REPO_ROOT, 'packages', 'console', 'dist');
@@ -114,6 +114,8 @@ export async function bundleInPlace(outDir: string, entries: readonly { name: st
     ),
   );
   if (entries.some((e) => e.name === 'gateway')) copyConsoleAssets(outDir);
+  // esbuild keeps a service process (~70 MB) for further builds; a start script builds once.
+  await stop();
   return entries.map(({ name }) => join(outDir, `${name}.mjs`));
 }
 

@@ -12,14 +12,20 @@
  * Extra gateway instances listen on MEMEX_PORT+1, +2, ... Ctrl-C stops everything and exits 0; a
  * service that dies is restarted (unless --no-restart: then its work is left to the other instances,
  * as when a machine is lost). Files made under the data dir are private to the user (umask 077).
+ *
+ * The services run as JavaScript compiled from the sources at each start (deploy/bundle.ts
+ * bundleInPlace, about a second), with plain node: no TypeScript loader in every process. Set
+ * MEMEX_FROM_SOURCE=1 to run the TypeScript sources through tsx instead.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { request } from 'node:https';
 import { connect, createServer } from 'node:net';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { bundleInPlace } from '../deploy/bundle';
 
 type Service = 'memo' | 'indexer' | 'agent' | 'extractor' | 'gateway';
 const SERVICES: Service[] = ['memo', 'indexer', 'agent', 'extractor', 'gateway'];
@@ -270,11 +276,24 @@ async function main(): Promise<void> {
     MEMEX_MODELS_DIR: process.env.MEMEX_MODELS_DIR || join(ROOT, 'models'),
   };
 
+  // Compiled for this start (per run, so two stacks of one checkout never share half-written files).
+  const fromSource = process.env.MEMEX_FROM_SOURCE === '1';
+  const bundles = fromSource ? undefined : mkdtempSync(join(tmpdir(), 'memex-start-'));
+  if (bundles) {
+    const startedAt = Date.now();
+    await bundleInPlace(bundles, [
+      ...SERVICES.map((service) => ({ name: service, entry: `services/${service}/src/main.ts` })),
+      { name: 'extractor-child', entry: 'services/extractor/src/sandbox/child.ts' },
+    ]);
+    log(`compiled the services in ${Date.now() - startedAt} ms`);
+  }
+  const command = (service: Service): string[] =>
+    bundles ? ['--enable-source-maps', join(bundles, `${service}.mjs`)] : ['--import', 'tsx', join(ROOT, 'services', service, 'src', 'main.ts')];
+
   const launch = (service: Service, n: number, attempt = 0): void => {
-    const entry = join(ROOT, 'services', service, 'src', 'main.ts');
     const childEnv = service === 'gateway' ? { ...env, MEMEX_PORT: String(port + n) } : env;
     // Own process group: a Ctrl-C reaches this script alone, which stops each service once.
-    const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env: childEnv, stdio: 'inherit', detached: true });
+    const child = spawn(process.execPath, command(service), { cwd: ROOT, env: childEnv, stdio: 'inherit', detached: true });
     children.add(child);
     const startedAt = Date.now();
     child.once('exit', (code, signal) => {
@@ -307,6 +326,7 @@ async function main(): Promise<void> {
     clearTimeout(timer);
     await nats?.stop();
     if (choice.own) rmSync(urlFile, { force: true });
+    if (bundles) rmSync(bundles, { recursive: true, force: true });
     log('stopped');
     process.exit(0);
   };

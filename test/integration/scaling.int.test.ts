@@ -120,7 +120,7 @@ describe('scaled out: two gateways, memo services, indexers and agents', () => {
   }, 180_000);
 
   it('lets the surviving indexer take over a killed one\'s work', async () => {
-    const [victim, survivor] = pidsOf(stack.process.pid!, 'services/indexer/src/main.ts');
+    const [victim, survivor] = pidsOf(stack.process.pid!, '/indexer.mjs');
     expect(victim).toBeDefined();
     expect(survivor).toBeDefined();
     const batch = ingest(300, 1000);
@@ -132,7 +132,7 @@ describe('scaled out: two gateways, memo services, indexers and agents', () => {
     const metrics = await collectMetrics(nc, ['indexer']);
     const indexed = counter(metrics, 'indexer', 'memex_revisions_indexed_total');
     expect(indexed.size).toBe(1);
-    expect(pidsOf(stack.process.pid!, 'services/indexer/src/main.ts')).toEqual([survivor]);
+    expect(pidsOf(stack.process.pid!, '/indexer.mjs')).toEqual([survivor]);
     const search = await httpsJson<{ results: { memo_uuid: string }[] }>('POST', `${gateways()[1]}/api/v1/search`, {
       key: stack.key,
       agent: stack.agent,

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -14,8 +15,16 @@ export interface SandboxLimits extends ExtractLimits {
   maxMemoryMb: number;
 }
 
-const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'child.ts');
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** The compiled child beside a compiled extractor (deploy/bundle.ts builds both). */
+const BUNDLED_CHILD = join(HERE, 'extractor-child.mjs');
+
+/** What the child process runs: the bundled child beside a bundle, else child.ts through tsx. */
+function childModule(): { path: string; loader: string[] } {
+  if (existsSync(BUNDLED_CHILD)) return { path: BUNDLED_CHILD, loader: [] };
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  return { path: join(HERE, 'child.ts'), loader: ['--import', tsx] };
+}
 /** How long a new child may take to load its parsers (not counted against a document's time). */
 const STARTUP_TIMEOUT_MS = 120_000;
 
@@ -37,8 +46,9 @@ export class SandboxWorker {
     private readonly limits: SandboxLimits,
     { preload = false }: { preload?: boolean } = {},
   ) {
-    this.child = fork(CHILD, [], {
-      execArgv: ['--import', TSX, `--max-old-space-size=${limits.maxMemoryMb}`, '--stack-size=2000'],
+    const child = childModule();
+    this.child = fork(child.path, [], {
+      execArgv: [...child.loader, `--max-old-space-size=${limits.maxMemoryMb}`, '--stack-size=2000'],
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       // Nothing of the service's environment (credentials, URLs) reaches the parsers.
