@@ -13,12 +13,17 @@ export interface BlobRef {
 }
 
 /**
- * Memo content by reference: the sealed blob plus what readers need without fetching it.
- * `length` is the plaintext's length in UTF-16 code units (the API's `content_length`, and the
- * unit chunk offsets use).
+ * Memo content, sealed with the memo's key: by reference to a blob, or, when small (up to
+ * `INLINE_CONTENT_MAX_BYTES` of text), inline as the sealed bytes themselves (base64), so the
+ * common memo costs no blob-store round trips. Either way only ciphertext travels and is kept, and
+ * shredding the memo's key makes it unreadable. `length` is the plaintext's length in UTF-16 code
+ * units (the API's `content_length`, and the unit chunk offsets use).
  */
 export interface ContentRef {
-  blob: BlobRef;
+  /** The sealed content in the blob store (content larger than the inline limit). */
+  blob?: BlobRef;
+  /** The sealed content itself, base64 (content up to the inline limit). */
+  inline?: string;
   length: number;
   /**
    * HMAC-SHA256 of the plaintext under the memo's data key (hex): tells equal content apart without
@@ -26,6 +31,13 @@ export interface ContentRef {
    */
   digest: string;
 }
+
+/**
+ * Content up to this many UTF-8 bytes travels inline (sealed) in commands, events and the read
+ * model; larger content goes to the blob store. Small enough that no message nears NATS's
+ * max_payload (a sealed, base64 inline content is at most ~44 KiB).
+ */
+export const INLINE_CONTENT_MAX_BYTES = 32 * 1024;
 
 /** Blob names for memo content: one per memo and revision attempt, so a retried write never clobbers another. */
 export function contentBlobName(projectId: string, memoId: string, id: string): string {

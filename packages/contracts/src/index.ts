@@ -104,7 +104,7 @@ export type {
   UpdateMemoInput,
 } from './http/validation';
 
-export { contentBlobName } from './blobs';
+export { INLINE_CONTENT_MAX_BYTES, contentBlobName } from './blobs';
 export type { BlobRef, ContentRef } from './blobs';
 
 export { EMPTY_CHUNKS, MEMO_EVENT_TYPES, packChunks, startsContentRevision, unpackChunks } from './events';

@@ -1,21 +1,26 @@
 import type { NatsConnection } from '@nats-io/nats-core';
-import { contentBlobName, type ContentRef } from '@memex/contracts';
+import { INLINE_CONTENT_MAX_BYTES, contentBlobName, type ContentRef } from '@memex/contracts';
 import { uuidV7 } from '../ids/ids';
 import type { Keyring } from '../keyring/keyring';
 import type { BlobStore } from './port';
 
-/** Memo content in the blob store, sealed with the memo's key (claim-check). */
+/**
+ * Memo content sealed with the memo's key: inline in the reference when small, else in the blob
+ * store (claim-check). Readers do not care which.
+ */
 export class ContentStore {
   constructor(
     readonly blobs: BlobStore,
     readonly keyring: Keyring,
+    private readonly inlineMaxBytes = INLINE_CONTENT_MAX_BYTES,
   ) {}
 
-  /** Seals and stores one content revision under a fresh name; the memo's key must exist. */
+  /** Seals and stores one content revision (a fresh blob name when it goes to the blob store); the memo's key must exist. */
   async write(projectId: string, memoId: string, content: string): Promise<ContentRef> {
     const plain = Buffer.from(content, 'utf8');
     const digest = await this.keyring.digest(projectId, memoId, plain);
     const sealed = await this.keyring.seal(projectId, memoId, plain);
+    if (plain.byteLength <= this.inlineMaxBytes) return { inline: sealed.toString('base64'), length: content.length, digest };
     const blob = await this.blobs.put(contentBlobName(projectId, memoId, uuidV7()), sealed);
     return { blob, length: content.length, digest };
   }
@@ -25,6 +30,8 @@ export class ContentStore {
    * erased). Throws `KeyErasedError` once the memo's key is shredded.
    */
   async readBytes(projectId: string, memoId: string, ref: ContentRef): Promise<Buffer | undefined> {
+    if (ref.inline !== undefined) return this.keyring.open(projectId, memoId, Buffer.from(ref.inline, 'base64'));
+    if (!ref.blob) return undefined;
     const sealed = await this.blobs.get(ref.blob.name);
     if (!sealed) return undefined;
     return this.keyring.open(projectId, memoId, sealed);
@@ -34,8 +41,9 @@ export class ContentStore {
     return (await this.readBytes(projectId, memoId, ref))?.toString('utf8');
   }
 
+  /** Removes a revision's blob, if it has one (inline content goes with the events and rows that hold it). */
   async remove(ref: ContentRef | undefined): Promise<void> {
-    if (ref) await this.blobs.delete(ref.blob.name);
+    if (ref?.blob) await this.blobs.delete(ref.blob.name);
   }
 }
 

@@ -198,7 +198,7 @@ export class MemoCommandService {
           await references.release(projectId, oldReference, memoId);
         }
         // The replaced revision's blob goes (consumers still on it find it gone and skip: their result would be dropped).
-        if (done.applied && done.before.status === 'active' && done.state.status === 'active' && done.before.memo.content.blob.name !== done.state.memo.content.blob.name) {
+        if (done.applied && done.before.status === 'active' && done.state.status === 'active' && done.before.memo.content.blob && done.before.memo.content.blob.name !== done.state.memo.content.blob?.name) {
           await this.deps.content.remove(done.before.memo.content).catch(() => undefined);
         }
         return { result: { memoId }, ...seq(done) };

@@ -3,6 +3,7 @@ import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jet
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  INLINE_CONTENT_MAX_BYTES,
   Streams,
   Subjects,
   packChunks,
@@ -190,9 +191,12 @@ describe('memo service over NATS', () => {
 
   it('DELETE erases the memo: read model, event stream down to a tombstone, bus messages purged', async () => {
     const secret = `secret-${randomUUID()}`;
-    const { memoId } = await create({ content: secret, referenceId: `del-${secret}` });
-    await update(memoId, { content: `${secret} v2` });
+    // Above the inline limit, so the content lives in a blob the delete must remove.
+    const filler = ' harbour'.repeat(INLINE_CONTENT_MAX_BYTES / 8 + 100);
+    const { memoId } = await create({ content: `${secret}${filler}`, referenceId: `del-${secret}` });
+    await update(memoId, { content: `${secret} v2${filler}` });
     const before = await get(memoId);
+    expect(before.content_ref.blob).toBeDefined();
     await client.send('delete', { projectId, memoId });
     await expect(get(memoId)).rejects.toMatchObject({ code: 'MemoNotFound' });
     const { events } = await service.commands.load(projectId, memoId);
@@ -206,7 +210,7 @@ describe('memo service over NATS', () => {
     expect(decodeJson<{ type: string }>(last!.data).type).toBe('MemoDeleted');
     expect(new TextDecoder().decode(last!.data)).not.toContain(secret);
     // The content blob is gone, and the key with it.
-    expect(await content.blobs.exists(before.content_ref.blob.name)).toBe(false);
+    expect(await content.blobs.exists(before.content_ref.blob!.name)).toBe(false);
     await expect(ring.has(projectId, memoId)).resolves.toBe(false);
 
     await expect(client.send('delete', { projectId, memoId })).rejects.toMatchObject({
