@@ -92,7 +92,10 @@ export class Keyring {
     const id = kvKey(projectId, memoId);
     if (this.cache.has(id)) return;
     try {
-      await this.kv.create(id, randomBytes(KEY_BYTES));
+      const key = randomBytes(KEY_BYTES);
+      await this.kv.create(id, key);
+      // The creator seals the memo's first content and command next: no read back needed.
+      this.remember(id, key);
     } catch (error) {
       // Lost the race, or the key exists already: the stored key is the key.
       if ((await this.load(projectId, memoId)) === undefined) throw error;
@@ -110,9 +113,13 @@ export class Keyring {
     const entry = await this.kv.get(id);
     if (!entry || entry.operation !== 'PUT' || entry.length !== KEY_BYTES) return undefined;
     const key = Buffer.from(entry.value);
+    this.remember(id, key);
+    return key;
+  }
+
+  private remember(id: string, key: Buffer): void {
     this.cache.set(id, key);
     if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
-    return key;
   }
 
   private async key(projectId: string, memoId: string): Promise<Buffer> {
