@@ -15,7 +15,14 @@ export interface ServiceSpec {
   port?: number;
   /** Its image bakes in the embedding model (the indexer). */
   needsModel?: boolean;
+  /** Further bundles it runs beside its own, `dist/<companion>.mjs` (the extractor's sandbox child). */
+  companions?: string[];
 }
+
+/** Where each companion bundle is compiled from. */
+const COMPANION_ENTRIES: Record<string, string> = {
+  'extractor-child': 'services/extractor/src/sandbox/child.ts',
+};
 
 export const SERVICES: readonly ServiceSpec[] = (
   JSON.parse(readFileSync(join(REPO_ROOT, 'deploy', 'services.json'), 'utf8')) as { services: ServiceSpec[] }
@@ -23,8 +30,13 @@ export const SERVICES: readonly ServiceSpec[] = (
 
 export const SERVICE_NAMES: readonly string[] = SERVICES.map((s) => s.name);
 
-/** What `pnpm build` bundles: every service, and the `memex` CLI. */
+/** What `pnpm build` bundles: every service, its companions, and the `memex` CLI. */
 export const BUNDLES: readonly { name: string; entry: string }[] = [
   ...SERVICE_NAMES.map((name) => ({ name, entry: `services/${name}/src/main.ts` })),
+  ...SERVICES.flatMap((s) => (s.companions ?? []).map((name) => {
+    const entry = COMPANION_ENTRIES[name];
+    if (!entry) throw new Error(`deploy/services.json: ${s.name} names an unknown companion bundle ${name}`);
+    return { name, entry };
+  })),
   { name: 'cli', entry: 'packages/cli/src/main.ts' },
 ];

@@ -20,7 +20,7 @@ variable "MEMEX_TAG" {
 
 # The services of deploy/services.json (pnpm images passes the list from there).
 variable "SERVICES" {
-  default = ["gateway", "memo", "indexer", "agent"]
+  default = ["gateway", "memo", "indexer", "agent", "extractor"]
 }
 
 # Node LTS base of every stage; memex.local/node:<version>-bookworm for local bases (pnpm images).

@@ -54,6 +54,8 @@ for name in "$@"; do
   [ -f "$src/dist/$name.mjs.map" ] && cp "$src/dist/$name.mjs.map" dist/
   # The gateway serves the console from the assets its bundle carries beside it.
   if [ "$name" = gateway ]; then cp -r "$src/dist/console" dist/; fi
+  # The extractor forks its sandboxed child from the bundle beside it.
+  if [ "$name" = extractor ]; then cp "$src/dist/extractor-child.mjs" dist/; fi
 done
 
 # better-sqlite3: the addon compiled in the workspace, nothing else of its build.

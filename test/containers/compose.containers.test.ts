@@ -25,7 +25,7 @@ const COMPOSE_FILE = 'docker-compose.yml';
 const REGISTRY = process.env.MEMEX_REGISTRY || 'memex.local';
 const TAG = process.env.MEMEX_TAG || 'dev';
 const PROFILE = process.env.MEMEX_E2E_PROFILE === 'ollama' ? 'ollama' : 'builtin';
-const IMAGES = ['gateway', 'memo', 'indexer', 'agent', 'cli'].map((name) => `${REGISTRY}/memex-${name}:${TAG}`);
+const IMAGES = ['gateway', 'memo', 'indexer', 'agent', 'extractor', 'cli'].map((name) => `${REGISTRY}/memex-${name}:${TAG}`);
 
 function composePluginMissing(): string | undefined {
   if (!dockerEngine().available) return undefined;

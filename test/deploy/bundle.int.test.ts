@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { consoleDir } from '@memex/console';
 import { tempDir } from '@memex/testing';
+import { DEFAULT_EXTRACT_LIMITS } from '../../services/extractor/src/extract/errors';
+import type { SandboxPool as SandboxPoolType } from '../../services/extractor/src/sandbox/sandbox';
 import { bundle, bundleInPlace } from '../../deploy/bundle';
 import { REPO_ROOT } from '../../deploy/services';
 
@@ -39,4 +41,24 @@ describe('compiled bundles', () => {
       dir.remove();
     }
   }, 60_000);
+
+  it("compiled, the extractor forks its compiled sandbox child (no TypeScript loader) and extracts with it", async () => {
+    const dir = tempDir('memex-bundle-');
+    try {
+      await bundleInPlace(dir.path, [
+        { name: 'sandbox', entry: 'services/extractor/src/sandbox/sandbox.ts' },
+        { name: 'extractor-child', entry: 'services/extractor/src/sandbox/child.ts' },
+      ]);
+      const { SandboxPool } = (await import(join(dir.path, 'sandbox.mjs'))) as { SandboxPool: typeof SandboxPoolType };
+      const pool = new SandboxPool({ ...DEFAULT_EXTRACT_LIMITS, timeoutMs: 60_000, maxMemoryMb: 256 }, { size: 1 });
+      try {
+        const html = Buffer.from('<html><body><h2>Berths</h2><p>Ships dock at dawn.</p></body></html>');
+        expect((await pool.extract(html, 'html')).text).toBe('## Berths\n\nShips dock at dawn.');
+      } finally {
+        await pool.close();
+      }
+    } finally {
+      dir.remove();
+    }
+  }, 120_000);
 });

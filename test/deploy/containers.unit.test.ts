@@ -37,7 +37,8 @@ describe('deploy/compose.ts', () => {
 });
 
 describe('deploy/bundle.ts', () => {
-  it('bundles every service and the CLI', () => {
-    expect(BUNDLES.map((b) => b.name)).toEqual([...SERVICE_NAMES, 'cli']);
+  it("bundles every service, the extractor's sandbox child beside it, and the CLI", () => {
+    expect(BUNDLES.map((b) => b.name)).toEqual([...SERVICE_NAMES, 'extractor-child', 'cli']);
+    expect(BUNDLES.find((b) => b.name === 'extractor-child')?.entry).toBe('services/extractor/src/sandbox/child.ts');
   });
 });

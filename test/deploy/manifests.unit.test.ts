@@ -17,6 +17,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { AgentEnv } from '@memex/agent/config';
+import { ExtractorEnv } from '@memex/extractor/config';
 import { GatewayEnv } from '@memex/gateway/config';
 import { IndexerEnv } from '@memex/indexer/config';
 import { MemoEnv } from '@memex/memo/config';
@@ -28,7 +29,7 @@ const COMPOSE_DIR = join(REPO_ROOT, 'deploy', 'compose');
 const COMPOSE_FILE = join(COMPOSE_DIR, 'docker-compose.yml');
 const COMPOSE_TLS_FILE = join(COMPOSE_DIR, 'docker-compose.tls.yml');
 const ENV_EXAMPLE = join(COMPOSE_DIR, '.env.example');
-const MEMEX_SERVICES = ['gateway', 'memo', 'indexer', 'agent'] as const;
+const MEMEX_SERVICES = ['gateway', 'memo', 'indexer', 'agent', 'extractor'] as const;
 const DOCKER_DIR = join(REPO_ROOT, 'deploy', 'docker');
 
 // ---------------------------------------------------------------------------------------------
@@ -182,10 +183,10 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     expect(container?.envFrom).toContainEqual({ configMapRef: { name: 'memex-config' } });
   });
 
-  it('autoscale gateway, indexer and agent, and give every workload a PodDisruptionBudget', () => {
+  it('autoscale gateway, indexer, agent and extractor, and give every workload a PodDisruptionBudget', () => {
     const hpas = objects.filter(({ object }) => object.kind === 'HorizontalPodAutoscaler').map(({ object }) => object);
     const scaled = hpas.map((h) => (h.spec as { scaleTargetRef: { kind: string; name: string } }).scaleTargetRef);
-    expect(scaled.filter((t) => t.kind === 'Deployment').map((t) => t.name).sort()).toEqual(['memex-agent', 'memex-gateway', 'memex-indexer']);
+    expect(scaled.filter((t) => t.kind === 'Deployment').map((t) => t.name).sort()).toEqual(['memex-agent', 'memex-extractor', 'memex-gateway', 'memex-indexer']);
     for (const hpa of hpas) {
       const spec = hpa.spec as { minReplicas: number; maxReplicas: number };
       expect(spec.minReplicas, hpa.metadata?.name).toBeGreaterThanOrEqual(2);
@@ -340,7 +341,7 @@ function composeCli(): { command: string; prefix: string[]; name: string } | und
 describe('Docker Compose stack (deploy/compose)', () => {
   it('defines the stack with the documented profiles: ollama, builtin and tools', () => {
     expect(Object.keys(compose.services).sort()).toEqual(
-      ['agent-builtin', 'agent-ollama', 'cli', 'gateway', 'indexer', 'memo', 'mongodb', 'mongodb-init', 'nats', 'ollama', 'ollama-pull', 'qdrant'].sort(),
+      ['agent-builtin', 'agent-ollama', 'cli', 'extractor', 'gateway', 'indexer', 'memo', 'mongodb', 'mongodb-init', 'nats', 'ollama', 'ollama-pull', 'qdrant'].sort(),
     );
     const byProfile = (profile: string) =>
       Object.entries(compose.services)
@@ -409,7 +410,7 @@ describe('Docker Compose stack (deploy/compose)', () => {
       'MEMEX_ALLOW_REMOTE_MODELS',
       'EMBEDDING_MODEL',
     ]);
-    const schemas = { gateway: GatewayEnv, memo: MemoEnv, indexer: IndexerEnv, 'agent-ollama': AgentEnv };
+    const schemas = { gateway: GatewayEnv, memo: MemoEnv, indexer: IndexerEnv, 'agent-ollama': AgentEnv, extractor: ExtractorEnv };
     for (const [name, schema] of Object.entries(schemas)) {
       const missing = Object.keys(schema.properties).filter((key) => !notPassed.has(key) && !(key in (compose.services[name]?.environment ?? {})));
       expect(missing, `settings of ${name} not passed through docker-compose.yml`).toEqual([]);
@@ -525,7 +526,7 @@ describe('container images (deploy/docker)', () => {
     // The images the Kubernetes manifests run are the ones bake tags by default.
     for (const { object } of workloads().filter(({ label }) => label.startsWith('base/'))) {
       for (const container of template(object)!.spec.containers) {
-        if (container.image?.includes('memex-')) expect(container.image).toMatch(/^memex\.local\/memex-(gateway|memo|indexer|agent):dev$/);
+        if (container.image?.includes('memex-')) expect(container.image).toMatch(/^memex\.local\/memex-(gateway|memo|indexer|agent|extractor):dev$/);
       }
     }
   });

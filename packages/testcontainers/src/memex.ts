@@ -198,7 +198,7 @@ export interface MemexStackOptions {
   registry?: string;
   tag?: string;
   natsImage?: string;
-  /** The services to run (default: gateway, memo, indexer, agent). */
+  /** The services to run (default: gateway, memo, indexer, agent, extractor). */
   services?: string[];
   llm?: LlmOption;
   embeddingModel?: string;
@@ -217,7 +217,7 @@ export class MemexStack {
     const o = this.options;
     const registry = o.registry ?? process.env.MEMEX_REGISTRY ?? DEFAULT_REGISTRY;
     const tag = o.tag ?? process.env.MEMEX_TAG ?? DEFAULT_TAG;
-    const services = o.services ?? ['memo', 'indexer', 'agent', 'gateway'];
+    const services = o.services ?? ['memo', 'indexer', 'agent', 'extractor', 'gateway'];
     const network = await new Network().start();
     const started: StartedTestContainer[] = [];
     try {
