@@ -99,8 +99,9 @@ RUN --mount=type=secret,id=ca --mount=type=cache,id=memex-pnpm-store,target=/pnp
  && ls node_modules/.pnpm/better-sqlite3@*/node_modules/better-sqlite3/build/Release/better_sqlite3.node
 
 # ---------------------------------------------------------------------------------------------
-# workspace: deps + the sources, compiled to dist/<name>.mjs (deploy/bundle.ts). The image
-# Dockerfiles run deploy/docker/prune.sh here.
+# workspace: deps + the sources, compiled to dist/<name>.mjs (deploy/bundle.ts), with the
+# console's assets built first (the gateway bundle carries them). The image Dockerfiles run
+# deploy/docker/prune.sh here.
 FROM deps AS workspace
 COPY . .
-RUN pnpm build
+RUN pnpm --filter @memex/console build && pnpm build

@@ -2,7 +2,6 @@
  * The whole stack in one test process, over a private nats-server: memo, indexer, agent and the
  * gateway app (driven with `inject`, no socket). For tests that need every service but not HTTPS.
  */
-import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -12,10 +11,11 @@ import { buildGateway, loadGatewayConfig } from '@memex/gateway';
 import { RateLimiter } from '@memex/gateway/rateLimit/limiter';
 import { loadIndexerConfig, startIndexerService, type IndexerService } from '@memex/indexer';
 import { loadMemoConfig, startMemoService, type MemoService } from '@memex/memo';
-import { CommandClient, ContentStore, Directory, DirectoryCache, Keyring, Metrics, NatsBlobStore, connectNats, createLogger, silentLogger } from '@memex/runtime';
+import { CommandClient, ContentStore, Directory, DirectoryCache, Keyring, Metrics, NatsBlobStore, connectNats } from '@memex/runtime';
 import { startNatsServer, tempDir, type NatsServerHandle } from '@memex/testing';
 
 export { REPO_ROOT } from './paths';
+import { testStackLogger } from './logs';
 import { REPO_ROOT } from './paths';
 
 export interface Stack {
@@ -42,13 +42,6 @@ export interface StackOptions {
   natsArgs?: string[];
 }
 
-let stacksStarted = 0;
-function testLogger(dir: string) {
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, `stack-${process.pid}-${++stacksStarted}.log`);
-  return createLogger({ service: 'stack', level: 'debug', destination: createWriteStream(file, { flags: 'a' }) });
-}
-
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const nats = await startNatsServer(options.natsArgs);
   const dir = tempDir('memex-stack-');
@@ -59,9 +52,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     LOG_LEVEL: 'silent',
     ...options.env,
   };
-  // MEMEX_TEST_LOG_DIR=dir keeps every service's log of this stack in dir/stack-<pid>-<n>.log, to
-  // read after a failure; otherwise the stack is silent.
-  const logger = process.env.MEMEX_TEST_LOG_DIR ? testLogger(process.env.MEMEX_TEST_LOG_DIR) : silentLogger();
+  const logger = testStackLogger('stack');
   const memo = await startMemoService(loadMemoConfig(env), { logger });
   const indexer = options.indexer === false ? undefined : await startIndexerService(loadIndexerConfig(env), { logger });
   const agent = await startAgentService(loadAgentConfig(env), { logger, ...options.agent });

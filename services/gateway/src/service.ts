@@ -3,6 +3,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import {
   CommandClient,
   ContentStore,
+  IdempotencyStore,
   Keyring,
   openBlobStore,
   Directory,
@@ -44,6 +45,8 @@ export async function startGateway(config: GatewayConfig, overrides: { logger?: 
   const credentials = await DirectoryCache.start(directory, logger);
   const commands = new CommandClient(nc, jetstream(nc), config.MEMEX_COMMAND_TIMEOUT_MS);
   const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
+  // Made now, not on the first Idempotency-Key: with its replicas from the start, like every bucket.
+  await IdempotencyStore.open(nc, { replicas: config.MEMEX_NATS_REPLICAS, ttlMs: config.MEMEX_IDEMPOTENCY_TTL_MS });
   const blobs = await openBlobStore(nc, config);
   const content = new ContentStore(blobs, keyring);
   const limiter = new RateLimiter({ limit: config.MEMEX_RATE_LIMIT, windowMs: config.MEMEX_RATE_LIMIT_WINDOW_MS, instance });

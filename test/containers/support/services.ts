@@ -8,8 +8,8 @@ import { loadAgentConfig, startAgentService, type AgentService } from '@memex/ag
 import { loadGatewayConfig, startGateway, type Gateway } from '@memex/gateway';
 import { loadIndexerConfig, startIndexerService, type IndexerService } from '@memex/indexer';
 import { loadMemoConfig, startMemoService, type MemoService } from '@memex/memo';
-import { silentLogger } from '@memex/runtime';
 import { tempDir } from '@memex/testing';
+import { testStackLogger } from '../../support/logs';
 import { REPO_ROOT } from '../../support/paths';
 import { runTs } from '../../support/processes';
 import { httpsApi, waitForKey, type Api } from './flow';
@@ -31,7 +31,7 @@ export async function startMemexServices(env: Record<string, string>): Promise<M
     LOG_LEVEL: 'silent',
     ...env,
   };
-  const logger = silentLogger();
+  const logger = testStackLogger('containers');
   const started: { stop(): Promise<void> }[] = [];
   try {
     const memo: MemoService = await startMemoService(loadMemoConfig(full), { logger });
