@@ -1,13 +1,13 @@
 /**
  * The whole stack as a user runs it: `scripts/start.ts` (separate processes, its own nats-server),
- * the `memex` CLI for a key, and HTTPS calls that verify the self-signed certificate.
+ * the `memex` CLI for a key, and HTTPS calls that verify the self-signed certificate. What is
+ * particular to `pnpm start` is here; the API itself is tested end to end in api.e2e.test.ts.
  */
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Memo, SearchResultItem } from '@memex/contracts';
 import { eventually, freePort, tempDir, waitForPort } from '@memex/testing';
 import { httpsJson } from '../support/https';
 import { exited, runTs, spawnTs } from '../support/processes';
@@ -62,12 +62,6 @@ describe('the stack over HTTPS, started as a user starts it', () => {
     expect((await api('GET', '/docs/json', undefined, null)).status).toBe(200);
   });
 
-  it('keeps metrics off the public port (they are on the operator port, MEMEX_HEALTH_PORT)', async () => {
-    const metrics = await api<{ error: string }>('GET', '/metrics', undefined, null);
-    expect(metrics.status).toBe(404);
-    expect(metrics.body).toEqual({ error: 'Not found' });
-  });
-
   it('does not speak plain HTTP', async () => {
     const outcome = await new Promise<string>((resolve) => {
       const req = httpRequest({ host: '127.0.0.1', port, path: '/healthz', timeout: 3_000 }, (res) => resolve(`status ${res.statusCode}`));
@@ -76,49 +70,6 @@ describe('the stack over HTTPS, started as a user starts it', () => {
       req.end();
     });
     expect(outcome).toMatch(/^error/);
-  });
-
-  it('runs a memo through create, read, processing, search, patch and delete', async () => {
-    expect((await api('GET', '/api/v1/memo/00000000-0000-4000-8000-000000000000', undefined, null)).status).toBe(401);
-    expect((await api('GET', '/api/v1/memo/00000000-0000-4000-8000-000000000000', undefined, 'mxp_wrong')).status).toBe(403);
-
-    const created = await api<{ ok: boolean; memo_uuid: string }>('POST', '/api/v1/memo', {
-      title: 'Harbour logistics',
-      content: 'Container ships unload at the harbour cranes. Trucks carry the containers inland.',
-      reference_id: 'ops-1',
-      tags: ['ops'],
-      metadata: { region: 'north' },
-    });
-    expect(created.status).toBe(200);
-    const id = created.body.memo_uuid;
-    const byRef = await api<Memo>('GET', '/api/v1/memo/ops-1?id_type=reference_id');
-    expect(byRef.status).toBe(200);
-    expect(byRef.body.uuid).toBe(id);
-
-    const done = await eventually(async () => {
-      const m = await api<Memo>('GET', `/api/v1/memo/${id}`);
-      return m.body.pending ? undefined : m.body;
-    }, 10_000);
-    expect(done.chunks.length).toBeGreaterThan(0);
-    expect(done.summary).not.toBe('');
-
-    const found = await api<{ results: SearchResultItem[] }>('POST', '/api/v1/search', {
-      query: 'ships unloading containers',
-      search_method: 'chunk_vector_search',
-      filters: [{ field: 'region', operator: 'eq', value: 'north', filter_type: 'custom_metadata' }],
-    });
-    expect(found.status).toBe(200);
-    expect(found.body.results[0]?.memo_uuid).toBe(id);
-
-    const badIdType = await api('PATCH', `/api/v1/memo/${id}?id_type=nope`, { title: 'x' });
-    expect(badIdType).toMatchObject({ status: 400, body: { error: "id_type must be either 'memo_uuid' or 'reference_id'" } });
-    const patched = await api('PATCH', '/api/v1/memo/ops-1?id_type=reference_id', { title: 'Port logistics' });
-    expect(patched).toMatchObject({ status: 200, body: { ok: true } });
-    expect((await api<Memo>('GET', `/api/v1/memo/${id}`)).body.title).toBe('Port logistics');
-
-    const deleted = await api('DELETE', `/api/v1/memo/${id}`);
-    expect(deleted.status).toBe(204);
-    expect(await api('GET', `/api/v1/memo/${id}`)).toMatchObject({ status: 404, body: { error: 'Memo not found' } });
   });
 
   it('stops every process on SIGINT', async () => {

@@ -19,6 +19,7 @@ import {
 import { silentLogger } from '@memex/runtime';
 import { eventually } from '@memex/testing';
 import { memoApi } from '../support/api';
+import { multipart } from '../support/multipart';
 import { startStack, type Stack } from '../support/stack';
 
 const missing = missingTools();
@@ -33,24 +34,6 @@ const MARKERS: Record<GeneratedFormat, string> = {
   markdown: 'dunlin',
   text: 'godwit',
 };
-
-/** A multipart/form-data body with one file part and some text fields. */
-export function multipart(file: { name: string; bytes: Buffer; type?: string }, fields: Record<string, string> = {}) {
-  const boundary = `----memex${Math.random().toString(16).slice(2)}`;
-  const parts: Buffer[] = [];
-  for (const [key, value] of Object.entries(fields)) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${key}"\r\n\r\n${value}\r\n`));
-  }
-  parts.push(
-    Buffer.from(
-      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\n` +
-        `Content-Type: ${file.type ?? 'application/octet-stream'}\r\n\r\n`,
-    ),
-    file.bytes,
-    Buffer.from(`\r\n--${boundary}--\r\n`),
-  );
-  return { payload: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
-}
 
 describe.skipIf(missing)(`documents: upload, extraction, catalog${missing ? ` (skipped: ${missing})` : ''}`, () => {
   let stack: Stack;

@@ -5,16 +5,27 @@ export interface HttpsResponse<T = unknown> {
   headers: Record<string, string | string[] | undefined>;
   body: T;
   text: string;
+  /** The body as received (files, binary answers). */
+  bytes: Buffer;
 }
 
 /** One HTTPS request with a JSON body; trusts `ca` (the stack's self-signed certificate). */
 export function httpsJson<T = unknown>(
   method: string,
   url: string,
-  options: { key?: string; body?: unknown; ca?: string | Buffer; headers?: Record<string, string>; agent?: RequestOptions['agent'] } = {},
+  options: {
+    key?: string;
+    body?: unknown;
+    /** A body sent as is, with its own content type (multipart uploads), instead of JSON. */
+    raw?: { bytes: Buffer; contentType: string };
+    ca?: string | Buffer;
+    headers?: Record<string, string>;
+    agent?: RequestOptions['agent'];
+  } = {},
 ): Promise<HttpsResponse<T>> {
   return new Promise((resolve, reject) => {
-    const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const payload = options.raw ? options.raw.bytes : options.body === undefined ? undefined : JSON.stringify(options.body);
+    const contentType = options.raw ? options.raw.contentType : 'application/json';
     const req = request(
       url,
       {
@@ -23,7 +34,7 @@ export function httpsJson<T = unknown>(
         ...(options.agent ? { agent: options.agent } : {}),
         headers: {
           ...(options.key ? { authorization: `Bearer ${options.key}` } : {}),
-          ...(payload !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+          ...(payload !== undefined ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) } : {}),
           ...options.headers,
         },
       },
@@ -31,14 +42,15 @@ export function httpsJson<T = unknown>(
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
+          const bytes = Buffer.concat(chunks);
+          const text = bytes.toString('utf8');
           let body: unknown = text;
           try {
             body = text ? JSON.parse(text) : undefined;
           } catch {
             // Not JSON (SSE, HTML): keep the text.
           }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: body as T, text });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: body as T, text, bytes });
         });
         res.on('error', reject);
       },

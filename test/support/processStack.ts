@@ -22,6 +22,8 @@ export interface ProcessStack {
   /** A keep-alive HTTPS agent trusting the stack's certificate. */
   agent: Agent;
   process: ChildProcess;
+  /** Another project with its key, made with the CLI as an operator would. */
+  createProject(name: string): Promise<{ key: string; projectId: string }>;
   output(): string;
   stop(): Promise<number | null>;
 }
@@ -42,9 +44,13 @@ export async function startProcessStack(env: Record<string, string> = {}, args: 
     child.kill('SIGKILL');
     throw new Error(`stack did not become ready: ${(error as Error).message}\n${output}`);
   }
-  const created = await runTs('packages/cli/src/main.ts', ['project', 'create', '--name', 'stack', '--json'], fullEnv);
-  if (created.code !== 0) throw new Error(`memex project create failed: ${created.stderr}`);
-  const { api_key: key, project_id: projectId } = JSON.parse(created.stdout.trim()) as { api_key: string; project_id: string };
+  const createProject = async (name: string) => {
+    const created = await runTs('packages/cli/src/main.ts', ['project', 'create', '--name', name, '--json'], fullEnv);
+    if (created.code !== 0) throw new Error(`memex project create failed: ${created.stderr}`);
+    const line = JSON.parse(created.stdout.trim()) as { api_key: string; project_id: string };
+    return { key: line.api_key, projectId: line.project_id };
+  };
+  const { key, projectId } = await createProject('stack');
   const ca = readFileSync(join(dir.path, 'tls', 'cert.pem'));
   const agent = new Agent({ keepAlive: true, ca, maxSockets: 256 });
   return {
@@ -59,6 +65,7 @@ export async function startProcessStack(env: Record<string, string> = {}, args: 
     env: fullEnv,
     agent,
     process: child,
+    createProject,
     output: () => output,
     async stop() {
       agent.destroy();

@@ -34,3 +34,19 @@ export function exited(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 }
+
+/** Runs vitest (the repo's own config) in a child process, e.g. an end-to-end suite against a target named by env. */
+export function runVitest(args: string[], env: Record<string, string>): Promise<{ code: number; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'node_modules', 'vitest', 'vitest.mjs'), ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env, FORCE_COLOR: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code: code ?? -1, output }));
+  });
+}
