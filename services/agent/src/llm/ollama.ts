@@ -1,7 +1,7 @@
 import { splitSentences, truncateAtWord } from '@memex/text';
 import { Ollama, type ChatResponse, type Message, type Tool, type ToolCall } from 'ollama';
-import type { IntermediateStep } from '@memex/contracts';
 import type { AnswerRequest, AnswerResult, HistoryTurn, LlmProvider, Passage, TokenSink } from './port';
+import { ToolAnswer } from './toolAnswer';
 
 export interface OllamaProviderOptions {
   /** Base URL of the Ollama server, e.g. `http://127.0.0.1:11434`. */
@@ -378,76 +378,22 @@ export class OllamaProvider implements LlmProvider {
 
   async answer(request: AnswerRequest, onToken: TokenSink, signal: AbortSignal): Promise<AnswerResult> {
     if (signal.aborted) throw abortReason(signal);
-    const passages = [...request.passages];
-    const numbers = new Set(passages.map((p) => p.n));
-    const byChunk = new Map(passages.map((p) => [p.chunkId, p]));
-    let nextNumber = Math.max(0, ...numbers) + 1;
-    const steps: IntermediateStep[] = [];
+    const answer = new ToolAnswer(request, this.options.maxToolCalls, onToken, signal);
     const messages = initialMessages(request, this.options.maxToolCalls > 0);
-    const guard = new CitationGuard((n) => numbers.has(n));
-    let text = '';
-    let roundHasText = false;
-
-    const emit = async (piece: string) => {
-      if (piece === '') return;
-      if (signal.aborted) throw abortReason(signal);
-      text += piece;
-      await onToken(piece);
-    };
-    const write = async (raw: string) => {
-      // Text from an earlier round (said before a search) stays apart from what follows it.
-      if (!roundHasText && text !== '' && !/\s$/.test(text)) raw = `\n\n${raw}`;
-      roundHasText = true;
-      await emit(guard.push(raw));
-    };
-
-    let searches = 0;
     for (;;) {
-      const canSearch = searches < this.options.maxToolCalls;
-      roundHasText = false;
-      const round = await this.streamRound(messages, canSearch, write, signal);
-      await emit(guard.flush());
+      const canSearch = answer.searchesLeft;
+      answer.startRound();
+      const round = await this.streamRound(messages, canSearch, answer.write, signal);
+      await answer.endRound();
       if (!canSearch || round.toolCalls.length === 0) break;
       messages.push({ role: 'assistant', content: round.content, tool_calls: round.toolCalls });
       for (const call of round.toolCalls) {
         const name = call.function?.name;
-        const query = queryOf(call);
-        let reply: string;
-        if (searches >= this.options.maxToolCalls) {
-          reply = 'Not run: the search limit for this answer is reached. Answer with the passages you have.';
-        } else if (name !== SEARCH_TOOL_NAME) {
-          searches += 1;
-          reply = `There is no tool named ${JSON.stringify(name)}; the only tool is ${SEARCH_TOOL_NAME}.`;
-        } else if (query === undefined) {
-          searches += 1;
-          reply = `${SEARCH_TOOL_NAME} needs a non-empty "query" string.`;
-        } else {
-          searches += 1;
-          // Only the query goes through: whatever else the model put in the call is dropped here.
-          const found = await raceAbort(request.search(query), signal);
-          const numbered = found.map((p) => {
-            const seen = byChunk.get(p.chunkId);
-            if (seen) return seen;
-            const fresh: Passage = { ...p, n: nextNumber++ };
-            passages.push(fresh);
-            numbers.add(fresh.n);
-            byChunk.set(fresh.chunkId, fresh);
-            return fresh;
-          });
-          steps.push({
-            tool: SEARCH_TOOL_NAME,
-            input: { query, limit: found.length },
-            results: found.map((p) => ({ memo_uuid: p.memoId, chunk_uuid: p.chunkId, distance: p.distance })),
-          });
-          reply =
-            numbered.length > 0
-              ? `Passages found for ${JSON.stringify(query)}:\n<passages>\n${fencePassages(numbered)}\n</passages>`
-              : `No passages found for ${JSON.stringify(query)}.`;
-        }
+        const reply = await answer.call(name, queryOf(call));
         messages.push({ role: 'tool', tool_name: name ?? SEARCH_TOOL_NAME, content: reply });
       }
     }
-    return { text, steps, passages };
+    return answer.result();
   }
 
   private streamRound(messages: Message[], canSearch: boolean, write: (text: string) => Promise<void>, signal: AbortSignal): Promise<Round> {

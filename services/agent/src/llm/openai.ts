@@ -6,15 +6,11 @@
  * cannot), and retries must never replay a reply that already streamed tokens to a client.
  */
 import { truncateAtWord } from '@memex/text';
-import type { IntermediateStep } from '@memex/contracts';
 import {
   CallScope,
-  CitationGuard,
   MAX_QUERY_CHARS,
   SEARCH_TOOL,
-  SEARCH_TOOL_NAME,
   abortReason,
-  fencePassages,
   firstLine,
   initialMessages,
   parseSummary,
@@ -22,7 +18,8 @@ import {
   rewriteMessages,
   summaryMessages,
 } from './ollama';
-import type { AnswerRequest, AnswerResult, HistoryTurn, LlmProvider, Passage, TokenSink } from './port';
+import type { AnswerRequest, AnswerResult, HistoryTurn, LlmProvider, TokenSink } from './port';
+import { ToolAnswer } from './toolAnswer';
 
 export interface OpenAiProviderOptions {
   /** Base URL as the OpenAI SDKs take it, ending in the API version: `http://host:8000/v1`. */
@@ -224,84 +221,31 @@ export class OpenAiProvider implements LlmProvider {
 
   async answer(request: AnswerRequest, onToken: TokenSink, signal: AbortSignal): Promise<AnswerResult> {
     if (signal.aborted) throw abortReason(signal);
-    const passages = [...request.passages];
-    const numbers = new Set(passages.map((p) => p.n));
-    const byChunk = new Map(passages.map((p) => [p.chunkId, p]));
-    let nextNumber = Math.max(0, ...numbers) + 1;
-    const steps: IntermediateStep[] = [];
-    const guard = new CitationGuard((n) => numbers.has(n));
-    let text = '';
-    let roundHasText = false;
-
-    const emit = async (piece: string) => {
-      if (piece === '') return;
-      if (signal.aborted) throw abortReason(signal);
-      text += piece;
-      await onToken(piece);
-    };
-    const write = async (raw: string) => {
-      if (!roundHasText && text !== '' && !/\s$/.test(text)) raw = `\n\n${raw}`;
-      roundHasText = true;
-      await emit(guard.push(raw));
-    };
-
-    let searches = 0;
+    const answer = new ToolAnswer(request, this.options.maxToolCalls, onToken, signal);
     const model = await raceAbort(this.model(signal), signal);
     let messages: ChatMessage[] = initialMessages(request, this.toolsOffered) as ChatMessage[];
     for (;;) {
-      const canSearch = this.toolsOffered && searches < this.options.maxToolCalls;
-      roundHasText = false;
+      const canSearch = this.toolsOffered && answer.searchesLeft;
+      answer.startRound();
       let round: Round;
       try {
-        round = await this.streamRound(model, messages, canSearch, write, signal);
+        round = await this.streamRound(model, messages, canSearch, answer.write, signal);
       } catch (error) {
         // Retrieval-first fallback: the passages are already in the prompt; ask again without tools.
-        if (!canSearch || text !== '' || !rejectsFeature(error, /tool|function/i)) throw error;
+        if (!canSearch || answer.started || !rejectsFeature(error, /tool|function/i)) throw error;
         this.toolsRejected = true;
         messages = initialMessages(request, false) as ChatMessage[];
         continue;
       }
-      await emit(guard.flush());
+      await answer.endRound();
       if (!canSearch || round.toolCalls.length === 0) break;
       messages.push({ role: 'assistant', content: round.content, tool_calls: round.toolCalls });
       for (const call of round.toolCalls) {
-        const name = call.function.name;
-        const query = queryFromArguments(call.function.arguments);
-        let reply: string;
-        if (searches >= this.options.maxToolCalls) {
-          reply = 'Not run: the search limit for this answer is reached. Answer with the passages you have.';
-        } else if (name !== SEARCH_TOOL_NAME) {
-          searches += 1;
-          reply = `There is no tool named ${JSON.stringify(name)}; the only tool is ${SEARCH_TOOL_NAME}.`;
-        } else if (query === undefined) {
-          searches += 1;
-          reply = `${SEARCH_TOOL_NAME} needs a non-empty "query" string.`;
-        } else {
-          searches += 1;
-          const found = await raceAbort(request.search(query), signal);
-          const numbered = found.map((p) => {
-            const seen = byChunk.get(p.chunkId);
-            if (seen) return seen;
-            const fresh: Passage = { ...p, n: nextNumber++ };
-            passages.push(fresh);
-            numbers.add(fresh.n);
-            byChunk.set(fresh.chunkId, fresh);
-            return fresh;
-          });
-          steps.push({
-            tool: SEARCH_TOOL_NAME,
-            input: { query, limit: found.length },
-            results: found.map((p) => ({ memo_uuid: p.memoId, chunk_uuid: p.chunkId, distance: p.distance })),
-          });
-          reply =
-            numbered.length > 0
-              ? `Passages found for ${JSON.stringify(query)}:\n<passages>\n${fencePassages(numbered)}\n</passages>`
-              : `No passages found for ${JSON.stringify(query)}.`;
-        }
+        const reply = await answer.call(call.function.name, queryFromArguments(call.function.arguments));
         messages.push({ role: 'tool', tool_call_id: call.id, content: reply });
       }
     }
-    return { text, steps, passages };
+    return answer.result();
   }
 
   private streamRound(model: string, messages: ChatMessage[], canSearch: boolean, write: (text: string) => Promise<void>, signal: AbortSignal): Promise<Round> {
