@@ -88,6 +88,8 @@ export const Subjects = {
 
   /** Gateways share per-project request counts here so a rate limit holds across instances. */
   rateLimitSync: `${ROOT}.gateway.rate-limit`,
+  /** Gateway instances share their counts of failed authentications per client address. */
+  authFailureSync: `${ROOT}.gateway.auth-failures`,
 } as const;
 
 export const QueueGroups = {

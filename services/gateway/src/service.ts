@@ -21,6 +21,7 @@ import {
 import { buildGateway } from './app';
 import { gatherMetrics } from './routes/health';
 import type { GatewayConfig } from './config';
+import { Subjects } from '@memex/contracts';
 import { RateLimiter } from './rateLimit/limiter';
 import { loadTls, type TlsMaterial } from './tls';
 
@@ -51,11 +52,20 @@ export async function startGateway(config: GatewayConfig, overrides: { logger?: 
   const content = new ContentStore(blobs, keyring);
   const limiter = new RateLimiter({ limit: config.MEMEX_RATE_LIMIT, windowMs: config.MEMEX_RATE_LIMIT_WINDOW_MS, instance });
   limiter.start(nc);
+  // Failed authentications per client address, counted across every gateway instance: an attacker
+  // spreading guesses over instances (round-robin behind a load balancer) gets no larger budget.
+  const authFailures = new RateLimiter({
+    limit: config.MEMEX_AUTH_FAILURE_LIMIT,
+    windowMs: config.MEMEX_AUTH_FAILURE_WINDOW_MS,
+    instance,
+    subject: Subjects.authFailureSync,
+  });
+  authFailures.start(nc);
 
   const metrics = new Metrics();
   const metricsSub = serveMetrics(nc, 'gateway', instance, metrics);
   const app = await buildGateway(
-    { config, nc, jsm, commands, content, credentials, limiter, logger, metrics, instance },
+    { config, nc, jsm, commands, content, credentials, limiter, authFailures, logger, metrics, instance },
     { https: { cert: tls.cert, key: tls.key }, logger },
   );
   await app.listen({ port: config.MEMEX_PORT, host: config.MEMEX_HOST });
@@ -77,6 +87,7 @@ export async function startGateway(config: GatewayConfig, overrides: { logger?: 
       operator?.close();
       metricsSub.unsubscribe();
       limiter.stop();
+      authFailures.stop();
       credentials.stop();
       commands.close();
       keyring.close();

@@ -32,6 +32,8 @@ export interface RateLimiterOptions {
   syncIntervalMs?: number;
   /** Slices per window (default 10); a request counts until its whole slice is a window old. */
   slices?: number;
+  /** Where the instances of this limiter share their counts (one subject per limiter). */
+  subject?: string;
 }
 
 /**
@@ -123,8 +125,8 @@ export class RateLimiter {
   /** Joins the other gateway instances' counting. */
   start(nc: NatsConnection): void {
     if (!this.enabled) return;
-    const { instance, syncIntervalMs = 100 } = this.options;
-    this.sub = nc.subscribe(Subjects.rateLimitSync, {
+    const { instance, syncIntervalMs = 100, subject = Subjects.rateLimitSync } = this.options;
+    this.sub = nc.subscribe(subject, {
       callback: (err, msg) => {
         if (err) return;
         const sync = decodeJson<SyncMessage>(msg.data);
@@ -139,7 +141,7 @@ export class RateLimiter {
         for (const key of keys) counts.push([slice, key, this.windows.get(slice)?.get(key)?.local ?? 0]);
       }
       this.dirty.clear();
-      nc.publish(Subjects.rateLimitSync, encodeJson({ instance, counts } satisfies SyncMessage));
+      nc.publish(subject, encodeJson({ instance, counts } satisfies SyncMessage));
     }, syncIntervalMs);
     this.timer.unref();
   }
