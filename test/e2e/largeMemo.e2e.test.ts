@@ -26,8 +26,11 @@ describe('large memos over HTTPS', () => {
 
   const api = <T>(method: string, path: string, body?: unknown) =>
     httpsJson<T>(method, `${stack.base}${path}`, { agent: stack.agent, key: stack.key, ...(body === undefined ? {} : { body }) });
-  const search = async (query: string) =>
-    (await api<{ results: SearchResultItem[] }>('POST', '/api/v1/search', { query, search_method: 'chunk_vector_search', limit: 5 })).body;
+  const search = async (query: string) => {
+    const res = await api<{ results: SearchResultItem[] }>('POST', '/api/v1/search', { query, search_method: 'chunk_vector_search', limit: 5 });
+    expect(res.status, res.text.slice(0, 300)).toBe(200);
+    return res.body;
+  };
   const noCrash = () => expect(stack.output()).not.toMatch(/exited \(/);
 
   /** Creates, reads back, waits for processing and searches the last sentence of a memo of `bytes`. */
