@@ -279,4 +279,43 @@ describe.skipIf(missing)(`documents: upload, extraction, catalog${missing ? ` (s
       expect((await settled(ok)).status).toBe('processed');
     });
   });
+
+  // Skald's Node SDK 0.3 uploads to POST /api/v1/memo/upload: a `file` part named after the file,
+  // then reference_id, metadata and tags as JSON text, and source; it reads { ok, memo_uuid } and
+  // polls GET /api/v1/memo/{id}/status?id_type=reference_id.
+  describe("Skald's older upload path", () => {
+    it('takes the same form as POST /api/v1/memo and the memo goes through extraction', async () => {
+      const { payload, contentType } = multipart(
+        { name: 'survey.docx', bytes: files.get('docx')! },
+        { reference_id: 'sdk-upload-1', metadata: JSON.stringify({ kind: 'upload' }), tags: JSON.stringify(['docs']), source: 'drive' },
+      );
+      const res = await stack.app.inject({ method: 'POST', url: '/api/v1/memo/upload', headers: { ...headers(), 'content-type': contentType }, payload });
+      expect(res.statusCode, res.body).toBe(200);
+      const { ok, memo_uuid: id } = res.json() as { ok: boolean; memo_uuid: string };
+      expect(ok).toBe(true);
+      expect(res.headers.location).toBe(`/api/v1/memo/${id}`);
+      const byRef = await eventually(async () => {
+        const body = (await stack.app.inject({ method: 'GET', url: '/api/v1/memo/sdk-upload-1/status?id_type=reference_id', headers: headers() })).json() as MemoStatusResponse;
+        return body.status === 'processing' ? undefined : body;
+      }, 60_000);
+      expect(byRef).toMatchObject({ memo_uuid: id, status: 'processed' });
+      const memo = await memoApi(stack.app, key).get(id);
+      expect(memo).toMatchObject({ title: 'survey.docx', type: 'document', source: 'drive', client_reference_id: 'sdk-upload-1' });
+      expect(memo.metadata).toMatchObject({ kind: 'upload', original_filename: 'survey.docx' });
+      expect(memo.tags.map((t) => t.tag)).toContain('docs');
+      expect(memo.content.replace(/\s+/g, ' ')).toContain(sampleDocument(MARKERS.docx).sentence);
+    });
+
+    it('refuses a body without a file, a missing key and a declared length over the limit as the main route does', async () => {
+      const json = await stack.app.inject({ method: 'POST', url: '/api/v1/memo/upload', headers: headers(), payload: { title: 'T', content: 'C' } });
+      expect(json.statusCode).toBe(400);
+      expect(json.json()).toEqual({ error: 'A multipart upload needs a file part named "file"' });
+      const { payload, contentType } = multipart({ name: 'a.txt', bytes: Buffer.from('text') });
+      const anonymous = await stack.app.inject({ method: 'POST', url: '/api/v1/memo/upload', headers: { 'content-type': contentType }, payload });
+      expect(anonymous.statusCode).toBe(401);
+      const huge = multipart({ name: 'huge.txt', bytes: Buffer.alloc(101 * 1024 * 1024, 0x61) });
+      const tooLarge = await stack.app.inject({ method: 'POST', url: '/api/v1/memo/upload', headers: { ...headers(), 'content-type': huge.contentType }, payload: huge.payload });
+      expect(tooLarge.statusCode).toBe(413);
+    });
+  });
 });

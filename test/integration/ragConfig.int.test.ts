@@ -54,6 +54,8 @@ describe('rag_config and references through the stack', () => {
       ['/api/v1/chat', { query: 'q', rag_config: { vector_search: { similarity_threshold: 2 } } }, 'rag_config.vector_search.similarity_threshold must be a number from 0 to 1'],
       ['/api/v1/chat', { query: 'q', rag_config: { llm_provider: 'anthropic' } }, 'rag_config.llm_provider must be one of extractive, ollama, openai'],
       ['/api/v1/search', { query: 'q', search_method: 'chunk_vector_search', rag_config: { references: { enabled: true } } }, "Unknown field: 'rag_config.references'"],
+      ['/api/v1/chat', { query: 'q', rag_config: { vectorSearch: { topK: 0 } } }, 'rag_config.vector_search.top_k must be an integer from 1 to 200'],
+      ['/api/v1/chat', { query: 'q', rag_config: { vector_search: { top_k: 5 }, vectorSearch: { topK: 5 } } }, 'rag_config.vector_search and rag_config.vectorSearch are the same setting: give one'],
     ])('%s rejects %j', async (url, payload, error) => {
       const res = await post(url, payload);
       expect(res.statusCode).toBe(400);
@@ -76,28 +78,33 @@ describe('rag_config and references through the stack', () => {
   });
 
   describe('references', () => {
-    it('are absent by default and list the chunks the answer was given when enabled', async () => {
+    it('are absent by default and, when enabled, key each chunk the answer was given by its [n] marker', async () => {
       const plain = (await post('/api/v1/chat', { query: 'How many containers do the cranes move?' })).json() as ChatResponse;
       expect(plain.references).toBeUndefined();
       const res = await post('/api/v1/chat', { query: 'How many containers do the cranes move?', rag_config: { references: { enabled: true } } });
       expect(res.statusCode, res.body).toBe(200);
       const body = res.json() as ChatResponse;
-      expect(body.references!.length).toBeGreaterThan(0);
-      for (const r of body.references!) {
+      const refs = body.references!;
+      expect(Array.isArray(refs)).toBe(false);
+      const numbers = Object.keys(refs);
+      expect(numbers.length).toBeGreaterThan(0);
+      expect(numbers.map(Number)).toEqual(numbers.map((_, i) => i + 1));
+      for (const r of Object.values(refs)) {
         expect(Object.keys(r).sort()).toEqual(['chunk_uuid', 'memo_title', 'memo_uuid']);
         expect(ids).toContain(r.memo_uuid);
         expect(MEMOS[ids.indexOf(r.memo_uuid)]!.title).toBe(r.memo_title);
       }
-      expect(new Set(body.references!.map((r) => r.chunk_uuid)).size).toBe(body.references!.length);
       const retrieved = body.intermediate_steps[0]!.results.map((r) => r.chunk_uuid);
-      expect(body.references!.map((r) => r.chunk_uuid)).toEqual(retrieved);
-      for (const c of body.citations) expect(body.references!.map((r) => r.memo_uuid)).toContain(c.memo_uuid);
+      expect(Object.values(refs).map((r) => r.chunk_uuid)).toEqual(retrieved);
+      // Every [n] the answer cites resolves to the same chunk through references[n].
+      expect(body.citations.length).toBeGreaterThan(0);
+      for (const c of body.citations) expect(refs[String(c.index)]).toEqual({ memo_uuid: c.memo_uuid, memo_title: c.memo_title, chunk_uuid: c.chunk_uuid });
 
-      const generated = await post('/api/v1/generate', { prompt: 'Write about the harbour cranes', rag_config: { references: { enabled: true } } });
-      expect(generated.json().references.length).toBeGreaterThan(0);
+      const generated = (await post('/api/v1/generate', { prompt: 'Write about the harbour cranes', rag_config: { references: { enabled: true } } })).json();
+      expect(Object.keys(generated.references).length).toBeGreaterThan(0);
     });
 
-    it('stream as a references event just before done', async () => {
+    it('stream as a references event just before done, the object as JSON text in content', async () => {
       for (const [url, body] of [
         ['/api/v1/chat', { query: 'What do the cranes need next spring?' }],
         ['/api/v1/generate', { prompt: 'Write about crane maintenance' }],
@@ -106,11 +113,39 @@ describe('rag_config and references through the stack', () => {
         const stream = events(res.body);
         const types = stream.map((e) => e.type);
         expect(types.slice(-2)).toEqual(['references', 'done']);
-        const refs = stream.at(-2) as { references: { memo_uuid: string }[] };
-        expect(refs.references.length).toBeGreaterThan(0);
+        const event = stream.at(-2) as Extract<StreamEvent, { type: 'references' }>;
+        expect(typeof event.content).toBe('string');
+        const refs = JSON.parse(event.content) as Record<string, { memo_uuid: string }>;
+        expect(Object.keys(refs).length).toBeGreaterThan(0);
+        for (const r of Object.values(refs)) expect(ids).toContain(r.memo_uuid);
         const plain = events((await post(url, { ...body, stream: true })).body);
         expect(plain.some((e) => e.type === 'references')).toBe(false);
       }
+    });
+
+    // The request Skald's Node SDK (0.4) sends for chat/streamedChat: its RAGConfig type spells the
+    // knobs in camelCase, and it reads `references[n]` for a [n] marker and, streamed, JSON.parse(content).
+    it("takes the Node SDK's camelCase rag_config and answers in the shape it reads", async () => {
+      const rag_config = {
+        llmProvider: 'extractive',
+        queryRewrite: { enabled: false },
+        vectorSearch: { topK: 20, similarityThreshold: 0 },
+        reranking: { enabled: false, topK: 5 },
+        references: { enabled: true },
+      };
+      const res = await post('/api/v1/chat', { query: 'How many containers do the cranes move?', rag_config, stream: false });
+      expect(res.statusCode, res.body).toBe(200);
+      const body = res.json() as ChatResponse;
+      expect(body.intermediate_steps[0]!.results).toHaveLength(5);
+      const markers = [...body.response.matchAll(/\[(\d+)\]/g)].map((m) => m[1]!);
+      expect(markers.length).toBeGreaterThan(0);
+      for (const n of markers) expect(ids).toContain(body.references![n]!.memo_uuid);
+
+      const streamed = events((await post('/api/v1/chat', { query: 'How many containers do the cranes move?', rag_config, stream: true })).body);
+      const text = streamed.flatMap((e) => (e.type === 'token' ? [e.content] : [])).join('');
+      const refs = JSON.parse((streamed.find((e) => e.type === 'references') as { content: string }).content) as Record<string, { memo_uuid: string; memo_title: string }>;
+      for (const n of [...text.matchAll(/\[(\d+)\]/g)].map((m) => m[1]!)) expect(refs[n]!.memo_title).toBe(MEMOS[ids.indexOf(refs[n]!.memo_uuid)]!.title);
+      expect(streamed.at(-1)).toMatchObject({ type: 'done', chat_id: expect.any(String) });
     });
   });
 
@@ -152,11 +187,14 @@ describe('rag_config and references through the stack', () => {
     });
 
     it('chat passes the knobs on: reranking.top_k passages, reranked', async () => {
-      peer.reset();
-      const body = (await post('/api/v1/chat', { query: 'harbour cranes quay', rag_config: { vector_search: { top_k: 4 }, reranking: { top_k: 2 } } })).json() as ChatResponse;
-      expect(reranks()[0]!.body.documents).toHaveLength(4);
-      expect(body.intermediate_steps[0]!.results).toHaveLength(2);
-      expect(body.intermediate_steps[0]!.input.limit).toBe(2);
+      // Skald's snake_case and its Node SDK's camelCase spellings reach retrieval alike.
+      for (const rag_config of [{ vector_search: { top_k: 4 }, reranking: { top_k: 2 } }, { vectorSearch: { topK: 4 }, reranking: { topK: 2 } }]) {
+        peer.reset();
+        const body = (await post('/api/v1/chat', { query: 'harbour cranes quay', rag_config })).json() as ChatResponse;
+        expect(reranks()[0]!.body.documents).toHaveLength(4);
+        expect(body.intermediate_steps[0]!.results).toHaveLength(2);
+        expect(body.intermediate_steps[0]!.input.limit).toBe(2);
+      }
     });
 
     it('query_rewrite puts the previous question beside a follow-up (the extractive provider cannot rewrite)', async () => {

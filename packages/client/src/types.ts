@@ -138,6 +138,9 @@ export type RagConfig = Record<string, unknown>;
 /** A chunk an answer was given (with `rag_config.references.enabled`); see the API's Reference schema. */
 export type Reference = Record<string, unknown>;
 
+/** `references`: each chunk the answer was given, keyed by the n of its [n] marker in the text. */
+export type References = Record<string, Reference>;
+
 export interface SearchBody {
   rag_config?: RagConfig;
   query: string;
@@ -191,7 +194,7 @@ export interface ChatResponse {
   intermediate_steps: IntermediateStep[];
   chat_id: string;
   citations: Citation[];
-  references?: Reference[];
+  references?: References;
 }
 
 export interface GenerateBody {
@@ -207,14 +210,15 @@ export interface GenerateResponse {
   response: string;
   intermediate_steps: IntermediateStep[];
   citations: Citation[];
-  references?: Reference[];
+  references?: References;
 }
 
 /** One event of a streamed chat or generate answer. */
 export type StreamEvent =
   | { type: 'token'; content: string }
   | { type: 'citations'; citations: Citation[] }
-  | { type: 'references'; references: Reference[] }
+  /** `content` is the References object as JSON text. */
+  | { type: 'references'; content: string }
   | { type: 'error'; content: string }
   | { type: 'done'; chat_id?: string };
 

@@ -1,4 +1,4 @@
-import type { RagOptions, Reference } from './http/ragConfig';
+import type { RagOptions, References } from './http/ragConfig';
 import type { Filter } from './filters';
 import type { ChatListInput } from './http/validation';
 import type { Chat, ChatListResponse, Citation, IntermediateStep } from './http/chat';
@@ -119,7 +119,7 @@ export interface AgentChatReply {
   intermediateSteps: IntermediateStep[];
   citations: Citation[];
   /** Present when the request asked for references. */
-  references?: Reference[];
+  references?: References;
 }
 
 export interface AgentGenerateRequest {
@@ -134,7 +134,7 @@ export interface AgentGenerateReply {
   response: string;
   intermediateSteps: IntermediateStep[];
   citations: Citation[];
-  references?: Reference[];
+  references?: References;
 }
 
 export interface ChatListRequest extends ChatListInput {

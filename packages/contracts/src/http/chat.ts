@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Filters } from '../filters';
 import { DateTime, Nullable, Uuid } from './common';
-import { RagConfig, Reference } from './ragConfig';
+import { RagConfig, References } from './ragConfig';
 
 export const Citation = Type.Object(
   {
@@ -45,7 +45,7 @@ export const ChatResponse = Type.Object(
     intermediate_steps: Type.Array(IntermediateStep),
     chat_id: Uuid,
     citations: Type.Array(Citation),
-    references: Type.Optional(Type.Array(Reference, { description: 'With rag_config.references.enabled: the chunks the answer was given, one per chunk' })),
+    references: Type.Optional(References),
   },
   { $id: 'ChatResponse' },
 );
@@ -70,7 +70,7 @@ export const GenerateResponse = Type.Object(
     response: Type.String({ description: 'The document, in Markdown, with [n] citation markers' }),
     intermediate_steps: Type.Array(IntermediateStep),
     citations: Type.Array(Citation),
-    references: Type.Optional(Type.Array(Reference, { description: 'With rag_config.references.enabled: the chunks the document was given, one per chunk' })),
+    references: Type.Optional(References),
   },
   { $id: 'GenerateResponse' },
 );
@@ -135,7 +135,7 @@ export type ChatParams = Static<typeof ChatParams>;
 export type StreamEvent =
   | { type: 'token'; content: string }
   | { type: 'citations'; citations: Citation[] }
-  /** With rag_config.references.enabled, just before `done`. */
-  | { type: 'references'; references: Reference[] }
+  /** With rag_config.references.enabled, just before `done`: the References object as JSON text (Skald's shape). */
+  | { type: 'references'; content: string }
   | { type: 'error'; content: string }
   | { type: 'done'; chat_id?: string };

@@ -44,6 +44,39 @@ describe('rag_config', () => {
     expect(parseRagConfig({ query_rewrite: {}, reranking: { enabled: false }, references: { enabled: false } }, 'generate')).toEqual({ rerank: false, references: false });
   });
 
+  it("takes the Skald Node SDK's camelCase spelling of every knob, and the value passes the schema", () => {
+    // What the SDK's RAGConfig type produces (llmProvider, queryRewrite, vectorSearch.topK, …).
+    const sdk = {
+      llmProvider: 'openai',
+      queryRewrite: { enabled: true },
+      vectorSearch: { topK: 150, similarityThreshold: 0.75 },
+      reranking: { enabled: true, topK: 50 },
+      references: { enabled: true },
+    };
+    expect(Value.Check(RagConfig, sdk)).toBe(true);
+    expect(parseRagConfig(sdk, 'chat')).toEqual({
+      llmProvider: 'openai',
+      queryRewrite: true,
+      vectorTopK: 150,
+      similarityThreshold: 0.75,
+      rerank: true,
+      rerankTopK: 50,
+      references: true,
+    });
+    expect(parseRagConfig({ vectorSearch: { topK: 20 }, reranking: { topK: 3 } }, 'search')).toEqual({ vectorTopK: 20, rerankTopK: 3 });
+    expect(parseRagConfig({ vector_search: { topK: 20, similarity_threshold: 0.5 } }, 'generate')).toEqual({ vectorTopK: 20, similarityThreshold: 0.5 });
+  });
+
+  it('checks camelCase values by the same rules, naming the snake_case field, and refuses both spellings at once', () => {
+    fails({ vectorSearch: { topK: 201 } }, 'rag_config.vector_search.top_k must be an integer from 1 to 200');
+    fails({ vectorSearch: { topK: 10 }, reranking: { topK: 11 } }, 'rag_config.reranking.top_k must be less than or equal to rag_config.vector_search.top_k');
+    fails({ llmProvider: 'anthropic' }, 'rag_config.llm_provider must be one of extractive, ollama, openai');
+    fails({ queryRewrite: { enabled: 'yes' } }, 'rag_config.query_rewrite.enabled must be a boolean');
+    fails({ vector_search: { top_k: 5 }, vectorSearch: { topK: 5 } }, 'rag_config.vector_search and rag_config.vectorSearch are the same setting: give one');
+    fails({ reranking: { top_k: 5, topK: 5 } }, 'rag_config.reranking.top_k and rag_config.reranking.topK are the same setting: give one');
+    fails({ llmProvider: 'openai' }, "Unknown field: 'rag_config.llmProvider'", 'search');
+  });
+
   it('must be an object, as must each section', () => {
     fails('yes', 'rag_config must be an object');
     fails([], 'rag_config must be an object');
@@ -55,7 +88,8 @@ describe('rag_config', () => {
 
   it('names unknown fields at any depth', () => {
     fails({ top_k: 5 }, "Unknown field: 'rag_config.top_k'");
-    fails({ vector_search: { topK: 5 } }, "Unknown field: 'rag_config.vector_search.topK'");
+    fails({ vector_search: { top_n: 5 } }, "Unknown field: 'rag_config.vector_search.top_n'");
+    fails({ references: { topK: 5 } }, "Unknown field: 'rag_config.references.topK'");
     fails({ reranking: { model: 'x' } }, "Unknown field: 'rag_config.reranking.model'");
     fails({ references: { enabled: true, format: 'x' } }, "Unknown field: 'rag_config.references.format'");
   });

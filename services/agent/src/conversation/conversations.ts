@@ -11,7 +11,7 @@ import {
   type ChatListRequest,
   type IntermediateStep,
   type RagOptions,
-  type Reference,
+  type References,
 } from '@memex/contracts';
 import { uuidV7, type Logger } from '@memex/runtime';
 import { truncateAtWord } from '@memex/text';
@@ -93,7 +93,7 @@ export class Conversations {
     fallback: string | undefined,
     onToken: TokenSink,
     signal: AbortSignal,
-  ): Promise<{ text: string; citations: AgentChatReply['citations']; steps: IntermediateStep[]; references?: Reference[] }> {
+  ): Promise<{ text: string; citations: AgentChatReply['citations']; steps: IntermediateStep[]; references?: References }> {
     let found;
     try {
       const searchText = scope.rag?.queryRewrite ? await this.rewrite(request, signal) : request.input;
@@ -247,11 +247,12 @@ export class Conversations {
   }
 }
 
-/** The chunks the model was given, once each, in passage order: what `references` lists. */
-function referencesFrom(passages: readonly Passage[]): Reference[] {
-  const seen = new Set<string>();
-  return [...passages]
-    .sort((a, b) => a.n - b.n)
-    .filter((p) => !seen.has(p.chunkId) && seen.add(p.chunkId))
-    .map((p) => ({ memo_uuid: p.memoId, memo_title: p.memoTitle, chunk_uuid: p.chunkId }));
+/**
+ * The chunks the model was given, keyed by the n of their [n] marker (Skald's shape), so every
+ * marker the model may write resolves; a chunk found by two searches appears under both numbers.
+ */
+function referencesFrom(passages: readonly Passage[]): References {
+  const references: References = {};
+  for (const p of [...passages].sort((a, b) => a.n - b.n)) references[String(p.n)] = { memo_uuid: p.memoId, memo_title: p.memoTitle, chunk_uuid: p.chunkId };
+  return references;
 }

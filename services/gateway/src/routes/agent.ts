@@ -127,7 +127,8 @@ async function sse(
       else if (message.kind === 'citations') await event({ type: 'citations', citations: message.citations });
       else if (message.kind === 'end') {
         failed = false;
-        if (message.reply.references) await event({ type: 'references', references: message.reply.references });
+        // Skald's shape: the references object travels as JSON text in `content`.
+        if (message.reply.references) await event({ type: 'references', content: JSON.stringify(message.reply.references) });
         break;
       }
       else if (message.kind === 'fail') {
@@ -189,10 +190,10 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
           'Retrieves context from the project (within `filters`), answers with [n] citations, and keeps the chat. ' +
           '`chat_id` continues a chat. With `stream: true` the answer comes as Server-Sent Events: `: ping`, ' +
           '`{"type":"token","content"}`…, `{"type":"citations","citations"}`, with `rag_config.references.enabled` ' +
-          '`{"type":"references","references"}`, then `{"type":"done","chat_id"}`; a failure ' +
+          '`{"type":"references","content"}` (the references object as JSON text), then `{"type":"done","chat_id"}`; a failure ' +
           'mid-stream is `{"type":"error","content"}` then done, without `chat_id` if the chat was new (it was not stored). `rag_config` tunes retrieval per request (candidates, ' +
           'similarity threshold, reranking, query rewrite), names the LLM provider (must be the configured one) and, ' +
-          'with `references.enabled`, adds `references` (the chunks the model was given).',
+          'with `references.enabled`, adds `references` (the chunks the model was given, keyed by the n of their [n] marker).',
         tags: ['agent'],
         body: ChatBody,
         response: { 200: ChatResponse, ...errors },

@@ -1,6 +1,6 @@
 /**
- * Documents in and out: the multipart upload on POST /api/v1/memo (Skald's fields) and the
- * original file's download. The bytes go to the blob store sealed with the memo's key; the memo
+ * Documents in and out: the multipart upload on POST /api/v1/memo (Skald's fields; also on Skald's
+ * older path POST /api/v1/memo/upload) and the original file's download. The bytes go to the blob store sealed with the memo's key; the memo
  * records a reference, and the extractor turns the file into the memo's content.
  */
 import { createHash } from 'node:crypto';
@@ -33,8 +33,10 @@ function isMultipartRequest(request: FastifyRequest): boolean {
   return /^multipart\/form-data/i.test(String(request.headers['content-type'] ?? ''));
 }
 
+const UPLOAD_PATHS = new Set(['/api/v1/memo', '/api/v1/memo/upload']);
+
 function isUploadRoute(request: FastifyRequest): boolean {
-  return request.method === 'POST' && request.url.split('?')[0] === '/api/v1/memo';
+  return request.method === 'POST' && UPLOAD_PATHS.has(request.url.split('?')[0]!);
 }
 
 function jsonField(value: string | undefined, field: string): unknown {
@@ -64,6 +66,14 @@ export function memoFileRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       reply.header('connection', 'close');
       return reply.code(413).send({ error: new MemexError('FileTooLarge', `at most ${uploadLimit} bytes`).message });
     }
+  });
+
+  // Skald's upload path before uploads moved onto POST /api/v1/memo; its 0.3 Node SDK posts the same
+  // form here. Kept out of the OpenAPI document: the documented route is POST /api/v1/memo.
+  app.post('/api/v1/memo/upload', { schema: { hide: true } }, async (request, reply) => {
+    if (request.isMultipart()) return uploadMemo(deps, request, reply);
+    requestContext(deps, request, reply, requestedProject(request.query));
+    throw new MemexError('FileRequired');
   });
 
   app.get(
