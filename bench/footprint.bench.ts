@@ -1,0 +1,138 @@
+/**
+ * Footprint of the stack as `pnpm start` runs it: resident memory of every process (idle, then just
+ * after an ingestion), and bytes on disk per store per byte of memo text, beside the issue's goals
+ * (idle RSS of the whole stack ≤ 600 MB; all stores ≤ 5× the raw text).
+ *
+ *   tsx bench/footprint.bench.ts [--memos 5000] [--chars 1500] [--concurrency 32]
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Memo } from '@memex/contracts';
+import { REPO_ROOT } from '../test/support/paths';
+import { startProcessStack, type ProcessStack } from '../test/support/processStack';
+import { httpsJson } from '../test/support/https';
+import { pool, printTable } from './support/stats';
+
+const { values } = parseArgs({
+  options: {
+    memos: { type: 'string', default: '5000' },
+    chars: { type: 'string', default: '1500' },
+    concurrency: { type: 'string', default: '32' },
+  },
+});
+const MEMOS = Number(values.memos);
+const CHARS = Number(values.chars);
+const MB = 1024 * 1024;
+
+/** Vaswani abstracts, back to back, cut near `chars` at a sentence end. */
+function memoTexts(count: number, chars: number): string[] {
+  const lines = readFileSync(path.join(REPO_ROOT, '..', 'shared', 'eval', 'vaswani', 'corpus.jsonl'), 'utf8').trim().split('\n');
+  const docs = lines.map((l) => (JSON.parse(l) as { text: string }).text);
+  const out: string[] = [];
+  let i = 0;
+  while (out.length < count) {
+    let text = '';
+    while (text.length < chars) text += `${docs[i++ % docs.length]!.trim()}.\n\n`;
+    const cut = text.lastIndexOf('.', chars + 100);
+    out.push(text.slice(0, cut > chars / 2 ? cut + 1 : chars));
+  }
+  return out;
+}
+
+/** Every process under the stack's start script, named by what it runs, with its RSS in bytes. */
+function processes(stack: ProcessStack): { name: string; rss: number }[] {
+  const table = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,rss=,args='], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [pid, ppid, rss, ...args] = line.trim().split(/\s+/);
+      return { pid: Number(pid), ppid: Number(ppid), rss: Number(rss) * 1024, args: args.join(' ') };
+    });
+  const under = new Set([stack.process.pid!]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of table) {
+      if (under.has(p.ppid) && !under.has(p.pid)) {
+        under.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  return table
+    .filter((p) => under.has(p.pid))
+    .map((p) => {
+      const bundle = /([\w-]+)\.mjs/.exec(p.args)?.[1];
+      const name = p.pid === stack.process.pid ? 'start script' : p.args.includes('nats-server') ? 'nats-server' : bundle ?? p.args.slice(0, 40);
+      return { name, rss: p.rss };
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+function rssRows(list: { name: string; rss: number }[]): [string, string][] {
+  const total = list.reduce((s, p) => s + p.rss, 0);
+  return [...list.map((p): [string, string] => [p.name, `${(p.rss / MB).toFixed(0)} MiB`]), ['all', `${(total / MB).toFixed(0)} MiB (goal ≤ 600 MB idle)`]];
+}
+
+/** Every file under `dir` with its size on disk. */
+function files(dir: string): { file: string; bytes: number }[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return files(full);
+    return entry.isFile() ? [{ file: full, bytes: statSync(full).blocks * 512 }] : [];
+  });
+}
+
+function du(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) total += du(full);
+    else if (entry.isFile()) total += statSync(full).blocks * 512;
+  }
+  return total;
+}
+
+const stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0' });
+try {
+  await new Promise((r) => setTimeout(r, 5_000));
+  printTable('resident memory, idle (5 s after ready)', rssRows(processes(stack)));
+
+  const texts = memoTexts(MEMOS, CHARS);
+  const textBytes = texts.reduce((s, t) => s + Buffer.byteLength(t), 0);
+  const call = <T>(method: string, url: string, body?: unknown) =>
+    httpsJson<T>(method, `${stack.base}${url}`, { key: stack.key, agent: stack.agent, ...(body === undefined ? {} : { body }) });
+  const ids = await pool(
+    texts.map((content, i) => async () => {
+      const res = await call<{ memo_uuid: string }>('POST', '/api/v1/memo', { title: `Memo ${i}`, content });
+      if (res.status !== 200) throw new Error(`POST failed: ${res.status} ${res.text}`);
+      return res.body.memo_uuid;
+    }),
+    Number(values.concurrency),
+  );
+  for (const id of ids) {
+    for (;;) {
+      const res = await call<Memo>('GET', `/api/v1/memo/${id}`);
+      if (res.status === 200 && !res.body.pending) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  printTable(`resident memory after ingesting ${MEMOS} memos`, rssRows(processes(stack)));
+
+  // Let WAL checkpoints and JetStream flushes settle, as an idle stack would.
+  await new Promise((r) => setTimeout(r, 5_000));
+  const stores = readdirSync(stack.dataDir, { withFileTypes: true }).filter((e) => e.isDirectory());
+  const rows: [string, string][] = stores.map((e) => {
+    const bytes = du(path.join(stack.dataDir, e.name));
+    return [e.name, `${(bytes / MB).toFixed(1)} MiB, ${(bytes / textBytes).toFixed(2)}× the text`];
+  });
+  const all = du(stack.dataDir);
+  rows.push(['all stores', `${(all / MB).toFixed(1)} MiB, ${(all / textBytes).toFixed(2)}× the text (goal ≤ 5×)`]);
+  printTable(`disk after ${MEMOS} memos, ${(textBytes / MB).toFixed(1)} MiB of memo text`, rows);
+  const largest = files(stack.dataDir).sort((a, b) => b.bytes - a.bytes).slice(0, 10);
+  printTable('largest files', largest.map((f): [string, string] => [path.relative(stack.dataDir, f.file), `${(f.bytes / MB).toFixed(1)} MiB`]));
+} finally {
+  const code = await stack.stop();
+  if (code !== 0) console.error(stack.output());
+}
