@@ -40,13 +40,15 @@ export function runVitest(args: string[], env: Record<string, string>): Promise<
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(REPO_ROOT, 'node_modules', 'vitest', 'vitest.mjs'), ...args], {
       cwd: REPO_ROOT,
-      env: { ...process.env, ...env, FORCE_COLOR: '0' },
+      env: { ...process.env, ...env, NO_COLOR: '1', FORCE_COLOR: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
     child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
     child.once('error', reject);
-    child.once('exit', (code) => resolve({ code: code ?? -1, output }));
+    // Colour codes stripped even where the reporter ignores NO_COLOR, so callers can match the summary.
+    // eslint-disable-next-line no-control-regex
+    child.once('exit', (code) => resolve({ code: code ?? -1, output: output.replace(/\u001b\[[0-9;]*m/g, '') }));
   });
 }

@@ -8,7 +8,7 @@ export type { SqliteDatabase } from './sqlite';
 export { PING_INTERVAL_MS, connectNats, natsConnected } from './nats/connection';
 export type { ConnectOptions, NatsAuth } from './nats/connection';
 export { decodeJson, encodeJson } from './nats/codec';
-export { fromNatsError } from './nats/errors';
+export { fromNatsError, transientNatsError } from './nats/errors';
 export { HEADER_ALLOWANCE_BYTES, fitsPayload, payloadBudget } from './nats/payload';
 export { CONSUMER_POLICY, consumerPolicy, ensureTopology } from './nats/topology';
 export type { ConsumerPolicy, RetryOverrides, TopologyOptions } from './nats/topology';

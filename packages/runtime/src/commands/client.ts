@@ -124,9 +124,12 @@ export class CommandClient {
         await this.js.publish(subject, data, { msgID, headers, timeout: Math.max(500, Math.min(5_000, deadline - Date.now())) });
         return;
       } catch (error) {
-        // The same msgID makes a retry safe: JetStream stores the command at most once.
-        if (attempt >= 3 || Date.now() > deadline) throw error;
-        await new Promise((r) => setTimeout(r, 50 * attempt));
+        // The same msgID makes a retry safe: JetStream stores the command at most once. A stream
+        // without a leader (a cluster electing one after a server stopped) takes seconds, so this
+        // keeps trying, backing off to 1 s, until the deadline.
+        const wait = Math.min(1_000, 50 * 2 ** (attempt - 1));
+        if (Date.now() + wait > deadline) throw error;
+        await new Promise((r) => setTimeout(r, wait));
       }
     }
   }

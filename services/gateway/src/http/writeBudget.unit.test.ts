@@ -29,4 +29,48 @@ describe('WriteBudget', () => {
     const budget = new WriteBudget(1_000);
     await expect(budget.step(Promise.reject(new Error('publish failed')))).rejects.toThrow('publish failed');
   });
+
+  /** What @nats-io/jetstream throws while a stream has no leader. */
+  const leaderless = () => Object.assign(new Error('jetstream is not enabled'), { name: 'JetStreamNotEnabled', cause: new Error("no responders: '$KV.x'") });
+
+  it('tries a step again after a transient NATS failure (a stream without a leader) until it succeeds', async () => {
+    const budget = new WriteBudget(5_000);
+    let calls = 0;
+    const result = await budget.retry(async () => {
+      calls += 1;
+      if (calls < 3) throw leaderless();
+      return 'stored';
+    });
+    expect(result).toBe('stored');
+    expect(calls).toBe(3);
+  });
+
+  it('does not try again after other failures, nor while NATS is disconnected', async () => {
+    let calls = 0;
+    const bug = new WriteBudget(5_000);
+    await expect(bug.retry(async () => {
+      calls += 1;
+      throw new TypeError('a bug');
+    })).rejects.toThrow('a bug');
+    expect(calls).toBe(1);
+
+    calls = 0;
+    const offline = new WriteBudget(5_000, () => false);
+    await expect(offline.retry(async () => {
+      calls += 1;
+      throw leaderless();
+    })).rejects.toThrow('jetstream is not enabled');
+    expect(calls).toBe(1);
+  });
+
+  it('gives up on a transient failure once the budget cannot hold another try', async () => {
+    const budget = new WriteBudget(250);
+    let calls = 0;
+    await expect(budget.retry(async () => {
+      calls += 1;
+      throw leaderless();
+    })).rejects.toThrow('jetstream is not enabled');
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(calls).toBeLessThanOrEqual(3);
+  });
 });

@@ -22,7 +22,7 @@ import {
   type StoredCreateInput,
   type StoredUpdateInput,
 } from '@memex/contracts';
-import { IdempotencyStore, query, requestHash, uuidV5, uuidV7 } from '@memex/runtime';
+import { IdempotencyStore, natsConnected, query, requestHash, uuidV5, uuidV7 } from '@memex/runtime';
 import { awaitSearchConsistency, requestContext, requestedProject, type GatewayDeps } from '../http/context';
 import { WriteBudget } from '../http/writeBudget';
 import { uploadMemo } from './memoFiles';
@@ -112,9 +112,9 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       // Claim-check: the content goes to the blob store sealed with the memo's (new) key; the command
       // carries its reference and the other fields, sealed too.
       const { projectId } = ctx;
-      const budget = new WriteBudget(config.MEMEX_COMMAND_TIMEOUT_MS);
-      await budget.step(keyring.create(projectId, memoId));
-      const ref = await budget.step(content.write(projectId, memoId, input.content), (late) => content.remove(late));
+      const budget = new WriteBudget(config.MEMEX_COMMAND_TIMEOUT_MS, () => natsConnected(deps.nc));
+      await budget.retry(() => keyring.create(projectId, memoId));
+      const ref = await budget.retry(() => content.write(projectId, memoId, input.content), (late) => content.remove(late));
       const stored: StoredCreateInput = { ...input, content: ref };
       const sealed = await keyring.sealJson(projectId, memoId, stored);
       await withBlob(ref, () =>
@@ -180,8 +180,8 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       const { projectId } = ctx;
       const memoId = await resolveOwn(projectId, ref, ctx.requestId);
       const { content: text, ...fields } = input;
-      const budget = new WriteBudget(config.MEMEX_COMMAND_TIMEOUT_MS);
-      const contentRef = text === undefined ? undefined : await budget.step(content.write(projectId, memoId, text), (late) => content.remove(late));
+      const budget = new WriteBudget(config.MEMEX_COMMAND_TIMEOUT_MS, () => natsConnected(deps.nc));
+      const contentRef = text === undefined ? undefined : await budget.retry(() => content.write(projectId, memoId, text), (late) => content.remove(late));
       const stored: StoredUpdateInput = { ...fields, ...(contentRef ? { content: contentRef } : {}) };
       const sealed = await keyring.sealJson(projectId, memoId, stored);
       const { eventSeq } = await withBlob(contentRef, () =>
