@@ -1,11 +1,12 @@
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { tempDir } from '@memex/testing';
 import { encodeQuery, termFrequencies } from '@memex/text';
 import { chunkId } from '@memex/runtime';
 import { attrs, searchIndexContract } from './contract';
 import { EmbeddedSearchIndex } from './embedded';
+import { ModelMemory } from './memory';
 
 searchIndexContract('embedded', async () => {
   const dir = tempDir('memex-index-');
@@ -21,6 +22,34 @@ searchIndexContract('embedded', async () => {
 
 describe('embedded search index on disk', () => {
   const v = Float32Array.from([1, 0, 0, 0]);
+
+  it("applies a change of a memo's attributes alone without reloading its chunks, and filters see it", async () => {
+    const dir = tempDir('memex-index-');
+    const index = new EmbeddedSearchIndex(join(dir.path, 'index.db'));
+    const p = randomUUID();
+    const m = randomUUID();
+    await index.openModel('m', 4);
+    await index.applyCatalog({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) });
+    const chunks = Array.from({ length: 50 }, (_, i) => ({
+      chunkId: chunkId(m, 1, i), index: i, content: `words ${i}`, dense: v, terms: termFrequencies(`words ${i}`),
+    }));
+    await index.putChunks('m', { memoId: m, projectId: p, revision: 1 }, chunks);
+    const adds = vi.spyOn(ModelMemory.prototype, 'add');
+    try {
+      // The summary and tags arrive: same revision, a newer version of the attributes.
+      await index.applyCatalog({ memoId: m, projectId: p, version: 2, memo: attrs(p, m, { tags: ['harbour'], summary: 'Cranes.' }) });
+      expect(adds).not.toHaveBeenCalled();
+      const tagged = { projectId: p, filters: [{ field: 'tags', operator: 'in' as const, value: ['harbour'], filter_type: 'native_field' as const }], limit: 100 };
+      expect((await index.searchDense('m', v, tagged)).length).toBe(50);
+      // A new revision does reload (its older chunks go).
+      await index.applyCatalog({ memoId: m, projectId: p, version: 3, memo: attrs(p, m, { revision: 2 }) });
+      expect((await index.searchDense('m', v, { projectId: p, filters: [], limit: 100 })).length).toBe(0);
+    } finally {
+      adds.mockRestore();
+      await index.close();
+      dir.remove();
+    }
+  });
 
   it('serves what it stored after a restart', async () => {
     const dir = tempDir('memex-index-');

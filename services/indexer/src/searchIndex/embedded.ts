@@ -29,7 +29,7 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_by_memo ON chunks (memo_id, model);
 -- Every change names the memo it touched (or, with memo_id '', a model), so other processes
--- sharing the file reload just that.
+-- sharing the file reload just that; model '*catalog' marks a change of the memo's attributes alone.
 CREATE TABLE IF NOT EXISTS changes (
   seq     INTEGER PRIMARY KEY AUTOINCREMENT,
   memo_id TEXT NOT NULL,
@@ -37,6 +37,9 @@ CREATE TABLE IF NOT EXISTS changes (
   at      INTEGER NOT NULL
 );
 `;
+
+/** `changes.model` of a change to a memo's attributes that left its chunks as they were. */
+const CATALOG_ONLY = '*catalog';
 
 interface ChunkRow {
   model: string;
@@ -219,11 +222,20 @@ export class EmbeddedSearchIndex implements SearchIndex {
       return;
     }
     const memos = new Set<string>();
+    const attributesOnly = new Set<string>();
     const models = new Set<string>();
     for (const change of this.stmts.changesSince.iterate(this.lastSeq)) {
       this.lastSeq = change.seq;
       if (change.memo_id === '' && change.model) models.add(change.model);
+      else if (change.model === CATALOG_ONLY) attributesOnly.add(change.memo_id);
       else memos.add(change.memo_id);
+    }
+    // A summary, tags or a title change: the catalog entry alone. Reloading the memo's chunks here
+    // cost seconds for a memo of 20k chunks, during which every search waited.
+    for (const memoId of attributesOnly) {
+      if (memos.has(memoId)) continue;
+      const row = this.stmts.catalogRow.get(memoId);
+      if (row) this.catalog.set(toEntry(row));
     }
     for (const model of models) {
       const memory = this.models.get(model);
@@ -256,9 +268,11 @@ export class EmbeddedSearchIndex implements SearchIndex {
       const previous = row?.memo ? (JSON.parse(row.memo) as MemoAttributes) : null;
       if (row && row.memo === null) return false; // deleted for good
       this.stmts.upsertCatalog.run(update.memoId, update.projectId, update.version, update.memo ? JSON.stringify(update.memo) : null);
+      let chunksChanged = true;
       if (update.memo === null) this.stmts.deleteMemoChunks.run(update.memoId);
       else if (previous && update.memo.revision > previous.revision) this.stmts.deleteOlderRevisions.run(update.memoId, update.memo.revision);
-      this.stmts.logChange.run(update.memoId, null, Date.now());
+      else chunksChanged = row === undefined;
+      this.stmts.logChange.run(update.memoId, chunksChanged ? null : CATALOG_ONLY, Date.now());
       return true;
     });
     // An erased memo's chunk text and attributes: zeroed in the file (secure_delete), and gone from the WAL.
