@@ -4,7 +4,7 @@
  * exits, so it can run on every install.
  *
  *   tsx services/indexer/scripts/build-static-model.ts [--out <dir>] [--force]
- *       [--sif-a <number>] [--keep-common-component]
+ *       [--sif-a <number>] [--keep-common-component] [--dtype float16|float32]
  *
  * Default output: <repo>/models/memex-glove-100d.
  */
@@ -16,12 +16,13 @@ import { DEFAULT_STATIC_MODEL_NAME, ensureStaticModel } from '../src/embedding/s
 import { loadWinkSource, winkSourceInfo } from '../src/embedding/staticModel/source.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const usage = `usage: tsx services/indexer/scripts/build-static-model.ts [--out <dir>] [--force] [--sif-a <number>] [--keep-common-component]
+const usage = `usage: tsx services/indexer/scripts/build-static-model.ts [--out <dir>] [--force] [--sif-a <number>] [--keep-common-component] [--dtype float16|float32]
 
   --out <dir>                output directory (default ${path.join('<repo>', 'models', DEFAULT_STATIC_MODEL_NAME)})
   --force                    rebuild even if the existing build is up to date
   --sif-a <number>           SIF smoothing constant a (default 1e-4)
-  --keep-common-component    do not remove the first principal component`;
+  --keep-common-component    do not remove the first principal component
+  --dtype float16|float32    storage type of the embedding table (default float16; output is float32 either way)`;
 
 function main(): number {
   let args;
@@ -35,6 +36,7 @@ function main(): number {
         force: { type: 'boolean', default: false },
         'sif-a': { type: 'string' },
         'keep-common-component': { type: 'boolean', default: false },
+        dtype: { type: 'string', default: 'float16' },
         help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
@@ -56,12 +58,18 @@ function main(): number {
       return 2;
     }
   }
+  const dtype = args.dtype;
+  if (dtype !== 'float16' && dtype !== 'float32') {
+    console.error(`--dtype must be float16 or float32, got ${JSON.stringify(dtype)}`);
+    return 2;
+  }
   const outDir = path.resolve(args.out ?? path.join(repoRoot, 'models', DEFAULT_STATIC_MODEL_NAME));
   const started = Date.now();
   const result = ensureStaticModel(outDir, winkSourceInfo(), loadWinkSource, {
     force: args.force,
     ...(sifA !== undefined ? { sifA } : {}),
     removePrincipalComponent: !args['keep-common-component'],
+    dtype,
     log: (message) => console.log(`[build-static-model] ${message}`),
   });
   if (result.status === 'up-to-date') {

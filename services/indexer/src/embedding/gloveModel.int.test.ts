@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { DEFAULT_EMBEDDING_MODEL, loadEmbedder } from './embedder.js';
 import type { Embedder } from './embedder.js';
+import { readStamp } from './staticModel/build.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const modelsDir = path.join(repoRoot, 'models');
@@ -39,6 +40,15 @@ describe.skipIf(!built)(`real model ${DEFAULT_EMBEDDING_MODEL}`, () => {
     const [v] = await embedder.embed(['A short sentence about nothing in particular.'], 'document');
     expect(v!.length).toBe(100);
     expect(Math.hypot(...v!)).toBeCloseTo(1, 5);
+  });
+
+  it('stores its table as float16, scaled so that no value is subnormal or flushed to zero', () => {
+    const stamp = readStamp(modelDir)!;
+    expect(stamp.table).toMatchObject({ dtype: 'float16', subnormal: 0, underflowed: 0 });
+    expect(stamp.table.maxAbs * stamp.table.scale).toBeLessThan(2 ** 14);
+    // Two bytes per value, plus well under 1% for the graph and metadata.
+    const rows = stamp.vocabulary.keptWords + stamp.vocabulary.specialTokens;
+    expect(fs.statSync(path.join(modelDir, 'onnx', 'model.onnx')).size).toBeLessThan(rows * 100 * 2 * 1.01);
   });
 
   it('ranks related sentences above unrelated ones', async () => {

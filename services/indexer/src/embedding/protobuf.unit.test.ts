@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { encodeGatherEmbeddingModel, encodeRawTensor, encodeValueInfo, OnnxDataType } from './staticModel/onnx.js';
+import { encodeGatherEmbeddingModel, encodeNode, encodeRawTensor, encodeValueInfo, littleEndianBytes, OnnxDataType } from './staticModel/onnx.js';
 import { encodeVarint, ProtoWriter } from './staticModel/protobuf.js';
 
 const hex = (bytes: Uint8Array | number[]) => Buffer.from(bytes).toString('hex');
@@ -82,13 +82,30 @@ describe('ONNX messages', () => {
     expect(hex(encodeRawTensor('t', OnnxDataType.FLOAT, [1], raw).finish())).toBe('08011001420174' + '4a040000803f');
   });
 
-  it('writes the embedding table as little-endian raw_data inside the model', () => {
-    const table = Float32Array.from([1, 2, 3, 4, 5, 6]);
-    const bytes = Buffer.from(encodeGatherEmbeddingModel({ table, rows: 3, dimension: 2, producerVersion: 't' }).finish());
-    const raw = Buffer.from(table.buffer);
-    expect(bytes.indexOf(raw)).toBeGreaterThan(0);
-    expect(bytes.includes(Buffer.from('Gather'))).toBe(true);
-    expect(bytes.includes(Buffer.from('last_hidden_state'))).toBe(true);
-    expect(() => encodeGatherEmbeddingModel({ table, rows: 4, dimension: 2, producerVersion: 't' })).toThrow(/expected 4 x 2/);
+  it('writes a float32 table as little-endian raw_data gathered straight into last_hidden_state', () => {
+    const values = Float32Array.from([1, 2, 3, 4, 5, 6]);
+    const bytes = Buffer.from(encodeGatherEmbeddingModel({ table: { dtype: 'float32', values }, rows: 3, dimension: 2, producerVersion: 't' }).finish());
+    const tensor = Buffer.from(encodeRawTensor('embeddings', OnnxDataType.FLOAT, [3, 2], new Uint8Array(values.buffer)).finish());
+    expect(bytes.indexOf(tensor)).toBeGreaterThan(0);
+    const gather = encodeNode({ opType: 'Gather', name: 'embedding_lookup', inputs: ['embeddings', 'input_ids'], outputs: ['last_hidden_state'], intAttributes: { axis: 0 } });
+    expect(bytes.indexOf(Buffer.from(gather.finish()))).toBeGreaterThan(0);
+    expect(bytes.includes(Buffer.from('Cast'))).toBe(false);
+    expect(() => encodeGatherEmbeddingModel({ table: { dtype: 'float32', values }, rows: 4, dimension: 2, producerVersion: 't' })).toThrow(/expected 4 x 2/);
+  });
+
+  it('writes a float16 table as FLOAT16 raw_data (little-endian uint16) and casts the gathered rows to float32', () => {
+    const bits = Uint16Array.from([0x3c00, 0xc000, 0x0001, 0x7bff, 0x3555, 0x0000]);
+    const bytes = Buffer.from(encodeGatherEmbeddingModel({ table: { dtype: 'float16', bits }, rows: 3, dimension: 2, producerVersion: 't' }).finish());
+    // dims 3 2, data_type 10 (FLOAT16), name "embeddings", raw_data: 12 bytes, low byte first
+    const tensor = '08030802100a' + '420a' + Buffer.from('embeddings').toString('hex') + '4a0c' + '003c' + '00c0' + '0100' + 'ff7b' + '5535' + '0000';
+    expect(hex(encodeRawTensor('embeddings', OnnxDataType.FLOAT16, [3, 2], littleEndianBytes(bits)).finish())).toBe(tensor);
+    expect(bytes.indexOf(Buffer.from(tensor, 'hex'))).toBeGreaterThan(0);
+    const gather = encodeNode({ opType: 'Gather', name: 'embedding_lookup', inputs: ['embeddings', 'input_ids'], outputs: ['embeddings_float16'], intAttributes: { axis: 0 } });
+    const cast = encodeNode({ opType: 'Cast', name: 'to_float32', inputs: ['embeddings_float16'], outputs: ['last_hidden_state'], intAttributes: { to: 1 } });
+    expect(bytes.indexOf(Buffer.from(gather.finish()))).toBeGreaterThan(0);
+    expect(bytes.indexOf(Buffer.from(cast.finish()))).toBeGreaterThan(bytes.indexOf(Buffer.from(gather.finish())));
+    // The graph output stays float32.
+    expect(bytes.indexOf(Buffer.from(encodeValueInfo('last_hidden_state', OnnxDataType.FLOAT, ['batch_size', 'sequence_length', 2]).finish()))).toBeGreaterThan(0);
+    expect(() => encodeGatherEmbeddingModel({ table: { dtype: 'float16', bits }, rows: 2, dimension: 2, producerVersion: 't' })).toThrow(/6 values, expected 2 x 2/);
   });
 });

@@ -1,6 +1,8 @@
 /**
  * Builds static models from a tiny synthetic vocabulary, loads them through transformers.js via
- * loadEmbedder, and checks the vectors against the expected weighted word means.
+ * loadEmbedder, and checks the vectors against the expected weighted word means: exactly (up to
+ * float32 arithmetic) against the table as stored, float16 or float32, and within float16's
+ * precision against the unrounded float32 weighting.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { EmbeddingModelNotFoundError, loadEmbedder } from './embedder.js';
 import type { Embedder } from './embedder.js';
-import { BUILDER_VERSION, buildStaticModel, ensureStaticModel, readStamp, selectVocabulary } from './staticModel/build.js';
+import { BUILDER_VERSION, buildStaticModel, ensureStaticModel, readStamp, selectVocabulary, STAMP_FILE } from './staticModel/build.js';
+import { float16Value, toFloat16Table } from './staticModel/float16.js';
 import type { StaticModelSource } from './staticModel/source.js';
 import { applyWeighting, zipfProbabilities } from './staticModel/weighting.js';
 
@@ -53,6 +56,23 @@ function expectedWordVectors(source: StaticModelSource, options: { sifA: number;
   return new Map(words.map((w, i) => [w, rows.subarray(i * DIM, (i + 1) * DIM)]));
 }
 
+/** The same vectors as stored in a float16 build: scaled by the builder's power of two and rounded. */
+function float16Rounded(vectors: Map<string, Float32Array>): { vectors: Map<string, Float32Array>; scale: number } {
+  const words = [...vectors.keys()];
+  const flat = new Float32Array(words.length * DIM);
+  words.forEach((w, i) => flat.set(vectors.get(w)!, i * DIM));
+  const { bits, scale } = toFloat16Table(flat);
+  const decoded = Float32Array.from(bits, float16Value);
+  return { vectors: new Map(words.map((w, i) => [w, decoded.subarray(i * DIM, (i + 1) * DIM)])), scale };
+}
+
+/**
+ * Largest per-component difference a float16 table can make to a unit output vector here: each
+ * stored value is within 2^-11 (relative) of the float32 one, so the sum moves by at most
+ * 2^-11 * sum |v| per component, and normalising at most doubles the relative change.
+ */
+const FLOAT16_TOLERANCE = 2e-3;
+
 function normalisedMean(vectors: Map<string, Float32Array>, tokens: string[]): Float32Array {
   const sum = new Float64Array(DIM);
   for (const t of tokens) vectors.get(t)!.forEach((x, k) => (sum[k] = sum[k]! + x));
@@ -79,7 +99,9 @@ describe('static model built from a synthetic vocabulary', () => {
   let embedder: Embedder;
   let modelDir: string;
   const source = syntheticSource();
-  const expected = expectedWordVectors(source, { sifA: 1e-4, removePrincipalComponent: true });
+  const unrounded = expectedWordVectors(source, { sifA: 1e-4, removePrincipalComponent: true });
+  // The default build stores the table as float16.
+  const { vectors: expected, scale } = float16Rounded(unrounded);
 
   beforeAll(async () => {
     modelDir = path.join(tmp, 'synthetic-model');
@@ -98,7 +120,11 @@ describe('static model built from a synthetic vocabulary', () => {
     const stamp = readStamp(modelDir)!;
     expect(stamp.builderVersion).toBe(BUILDER_VERSION);
     expect(stamp.vocabulary).toMatchObject({ sourceWords: WORDS.length, keptWords: WORDS.length - 3, specialTokens: 4 });
-    expect(stamp.options).toEqual({ sifA: 1e-4, removePrincipalComponent: true, modelMaxLength: 8192 });
+    expect(stamp.options).toEqual({ sifA: 1e-4, removePrincipalComponent: true, modelMaxLength: 8192, dtype: 'float16' });
+    expect(stamp.table).toMatchObject({ dtype: 'float16', scale, subnormal: 0, underflowed: 0 });
+    expect(stamp.table.maxAbs * stamp.table.scale).toBeGreaterThanOrEqual(2 ** 13);
+    expect(stamp.table.maxAbs * stamp.table.scale).toBeLessThan(2 ** 14);
+    expect(fs.readFileSync(path.join(modelDir, 'README.md'), 'utf8')).toContain(`stored\nas float16 (round to nearest, ties to even) after multiplying the weighted vectors by 2^${Math.log2(scale)}`);
     const config = JSON.parse(fs.readFileSync(path.join(modelDir, 'config.json'), 'utf8')) as Record<string, unknown>;
     expect(config).toMatchObject({ model_type: 'bert', hidden_size: DIM, vocab_size: WORDS.length - 3 + 4 });
     // No build directories left behind.
@@ -112,7 +138,9 @@ describe('static model built from a synthetic vocabulary', () => {
 
   it('returns the normalised mean of the weighted word vectors', async () => {
     const [v] = await embedder.embed(['The cat sat on the mat.'], 'document');
-    expectClose(v!, normalisedMean(expected, ['the', 'cat', 'sat', 'on', 'the', 'mat', '.']));
+    const tokens = ['the', 'cat', 'sat', 'on', 'the', 'mat', '.'];
+    expectClose(v!, normalisedMean(expected, tokens));
+    expectClose(v!, normalisedMean(unrounded, tokens), FLOAT16_TOLERANCE);
     expect(Math.hypot(...v!)).toBeCloseTo(1, 5);
   });
 
@@ -190,7 +218,7 @@ describe('SIF-only build (common component kept)', () => {
   it('matches a / (a + p(rank)) weighting computed independently', async () => {
     const source = syntheticSource();
     const dir = path.join(tmp, 'sif-only');
-    buildStaticModel(source, dir, { sifA: 1e-3, removePrincipalComponent: false });
+    buildStaticModel(source, dir, { sifA: 1e-3, removePrincipalComponent: false, dtype: 'float32' });
     const embedder = await loadEmbedder({ model: dir, modelsDir: tmp, allowRemote: false });
     try {
       const p = zipfProbabilities(WORDS.length);
@@ -211,6 +239,42 @@ describe('SIF-only build (common component kept)', () => {
   });
 });
 
+describe('float16 and float32 tables', () => {
+  it('give the same vectors within float16 precision, from a model half the size', async () => {
+    const source = syntheticSource();
+    const half = path.join(tmp, 'table-float16');
+    const full = path.join(tmp, 'table-float32');
+    const halfStamp = buildStaticModel(source, half, { dtype: 'float16' });
+    const fullStamp = buildStaticModel(source, full, { dtype: 'float32' });
+    expect(fullStamp.table).toEqual({ dtype: 'float32', scale: 1, maxAbs: halfStamp.table.maxAbs, subnormal: 0, underflowed: 0 });
+    const rows = fullStamp.vocabulary.keptWords + fullStamp.vocabulary.specialTokens;
+    // Two bytes less per value; the Cast node and the extra metadata cost a few hundred bytes.
+    expect(Math.abs(fullStamp.files['onnx/model.onnx']! - halfStamp.files['onnx/model.onnx']! - rows * DIM * 2)).toBeLessThan(300);
+    const a = await loadEmbedder({ model: half, modelsDir: tmp, allowRemote: false });
+    const b = await loadEmbedder({ model: full, modelsDir: tmp, allowRemote: false });
+    try {
+      const unrounded = expectedWordVectors(source, { sifA: 1e-4, removePrincipalComponent: true });
+      const texts = ['the stock market fell sharply', 'A pilot flew the plane.', 'the dog barked', 'money in the bank', 'cat', 'kitten and puppy on a mat'];
+      const va = await a.embed(texts, 'document');
+      const vb = await b.embed(texts, 'document');
+      let worst = 0;
+      texts.forEach((text, i) => {
+        const tokens = text.toLowerCase().match(/[a-z]+|[.]/g)!;
+        expectClose(vb[i]!, normalisedMean(unrounded, tokens));
+        expectClose(va[i]!, vb[i]!, FLOAT16_TOLERANCE);
+        expect(cosine(va[i]!, vb[i]!)).toBeGreaterThan(0.99999);
+        va[i]!.forEach((x, k) => (worst = Math.max(worst, Math.abs(x - vb[i]![k]!))));
+      });
+      // Rounding is visible, but far below the tolerance.
+      expect(worst).toBeGreaterThan(0);
+      expect(worst).toBeLessThan(FLOAT16_TOLERANCE / 4);
+    } finally {
+      await a.dispose();
+      await b.dispose();
+    }
+  });
+});
+
 describe('ensureStaticModel', () => {
   it('skips up-to-date builds and rebuilds on --force, new source versions or new options', () => {
     const dir = path.join(tmp, 'ensure');
@@ -227,6 +291,19 @@ describe('ensureStaticModel', () => {
     expect(ensureStaticModel(dir, { name: 'synthetic-vectors', version: '2' }, load('2'), { sifA: 1e-3 }).status).toBe('built');
     expect(loads).toBe(4);
     expect(readStamp(dir)!.options.sifA).toBe(1e-3);
+    expect(ensureStaticModel(dir, { name: 'synthetic-vectors', version: '2' }, load('2'), { sifA: 1e-3, dtype: 'float32' }).status).toBe('built');
+    expect(ensureStaticModel(dir, { name: 'synthetic-vectors', version: '2' }, load('2'), { sifA: 1e-3, dtype: 'float32' }).status).toBe('up-to-date');
+    expect(readStamp(dir)!.table.dtype).toBe('float32');
+    expect(loads).toBe(5);
+    // A float32 model from builder version 1 (stamp without a dtype) is rebuilt as float16.
+    const stampFile = path.join(dir, STAMP_FILE);
+    const old = JSON.parse(fs.readFileSync(stampFile, 'utf8')) as { builderVersion: string; options: Record<string, unknown> };
+    old.builderVersion = '1';
+    delete old.options.dtype;
+    fs.writeFileSync(stampFile, JSON.stringify(old));
+    expect(ensureStaticModel(dir, { name: 'synthetic-vectors', version: '2' }, load('2'), { sifA: 1e-3 }).status).toBe('built');
+    expect(readStamp(dir)!).toMatchObject({ builderVersion: BUILDER_VERSION, options: { dtype: 'float16' }, table: { dtype: 'float16' } });
+    expect(loads).toBe(6);
     expect(fs.readdirSync(tmp).filter((f) => f.startsWith('.'))).toEqual([]);
   });
 

@@ -5,24 +5,28 @@
  *   config.json            model_type "bert" (plain encoder class; feeds only declared inputs)
  *   tokenizer.json         WordPiece over the kept words + [PAD] [UNK] [CLS] [SEP]
  *   tokenizer_config.json  BertTokenizer
- *   onnx/model.onnx        last_hidden_state = Gather(weighted embedding table, input_ids)
+ *   onnx/model.onnx        last_hidden_state = float32(Gather(weighted embedding table, input_ids)),
+ *                          the table stored as float16 scaled by a power of two (or as float32)
  *   README.md              provenance and weighting
  *   memex-build.json       build stamp (builder version, source version, options, counts)
  *
  * Special tokens get zero rows, so mean pooling over the attention mask yields the mean of the
- * word vectors times n/(n+2), a scale factor that L2 normalisation removes.
+ * word vectors times n/(n+2), a scale factor that L2 normalisation removes. For the same reason
+ * the float16 table may be scaled by any power of two (see float16.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { toFloat16Table } from './float16.js';
 import { encodeGatherEmbeddingModel, writeProtoFile } from './onnx.js';
+import type { EmbeddingTable } from './onnx.js';
 import type { StaticModelSource, StaticModelSourceInfo } from './source.js';
 import { FIRST_WORD_ID, SPECIAL_TOKENS, tokenizerConfigJson, tokenizerJson, unreachableReason } from './tokenizer.js';
 import type { UnreachableReason } from './tokenizer.js';
 import { applyWeighting, DEFAULT_WEIGHTING } from './weighting.js';
 
 /** Bump whenever the output of the builder changes for the same source and options. */
-export const BUILDER_VERSION = '1';
+export const BUILDER_VERSION = '2';
 export const STAMP_FILE = 'memex-build.json';
 export const DEFAULT_STATIC_MODEL_NAME = 'memex-glove-100d';
 /** Longest sequence (in tokens, [CLS]/[SEP] included) before truncation; a static model has no position limit. */
@@ -35,15 +39,21 @@ export interface StaticModelBuildOptions {
   removePrincipalComponent?: boolean;
   /** tokenizer model_max_length. Default 8192. */
   modelMaxLength?: number;
+  /** Storage type of the embedding table in onnx/model.onnx; the model outputs float32 either way. Default float16. */
+  dtype?: TableDtype;
   /** Model name recorded in config.json and the README. Default: the output directory's name (ensureStaticModel) or "memex-glove-100d". */
   modelName?: string;
   log?: (message: string) => void;
 }
 
+export type TableDtype = 'float16' | 'float32';
+export const DEFAULT_TABLE_DTYPE: TableDtype = 'float16';
+
 export interface ResolvedBuildOptions {
   sifA: number;
   removePrincipalComponent: boolean;
   modelMaxLength: number;
+  dtype: TableDtype;
 }
 
 export interface BuildStamp {
@@ -61,6 +71,12 @@ export interface BuildStamp {
   };
   principalComponent: { removed: boolean; iterations: number; converged: boolean };
   sifWeightRange: [number, number];
+  /**
+   * How onnx/model.onnx stores the table: `scale` is the power of two the weighted vectors were
+   * multiplied by (1 for float32), `maxAbs` their largest magnitude before scaling; `subnormal`
+   * and `underflowed` count non-zero values that became float16 subnormals or zero.
+   */
+  table: { dtype: TableDtype; scale: number; maxAbs: number; subnormal: number; underflowed: number };
   files: Record<string, number>;
   buildMs: number;
 }
@@ -70,6 +86,7 @@ export function resolveBuildOptions(options: StaticModelBuildOptions = {}): Reso
     sifA: options.sifA ?? DEFAULT_WEIGHTING.sifA,
     removePrincipalComponent: options.removePrincipalComponent ?? DEFAULT_WEIGHTING.removePrincipalComponent,
     modelMaxLength: options.modelMaxLength ?? DEFAULT_MODEL_MAX_LENGTH,
+    dtype: options.dtype ?? DEFAULT_TABLE_DTYPE,
   };
 }
 
@@ -138,6 +155,24 @@ export function buildStaticModel(source: StaticModelSource, outDir: string, opti
         : 'no principal component removed'),
   );
 
+  let onnxTable: EmbeddingTable;
+  let tableInfo: BuildStamp['table'];
+  if (resolved.dtype === 'float16') {
+    const half = toFloat16Table(table);
+    onnxTable = { dtype: 'float16', bits: half.bits };
+    tableInfo = { dtype: 'float16', scale: half.scale, maxAbs: half.maxAbs, subnormal: half.subnormal, underflowed: half.underflowed };
+    log(
+      `table: float16, scaled by 2^${Math.log2(half.scale)} (largest magnitude ${half.maxAbs.toPrecision(4)} -> ${(half.maxAbs * half.scale).toPrecision(5)}); ` +
+        `${half.subnormal} values subnormal, ${half.underflowed} rounded to zero`,
+    );
+  } else {
+    let maxAbs = 0;
+    for (const v of table) maxAbs = Math.max(maxAbs, Math.abs(v));
+    onnxTable = { dtype: 'float32', values: table };
+    tableInfo = { dtype: 'float32', scale: 1, maxAbs, subnormal: 0, underflowed: 0 };
+    log('table: float32');
+  }
+
   fs.mkdirSync(path.join(outDir, 'onnx'), { recursive: true });
   const files: Record<string, number> = {};
   const writeText = (name: string, text: string) => {
@@ -149,6 +184,7 @@ export function buildStaticModel(source: StaticModelSource, outDir: string, opti
     builder: '@memex/indexer scripts/build-static-model.ts',
     builderVersion: BUILDER_VERSION,
     source: { name: source.name, version: source.version },
+    table: { dtype: tableInfo.dtype, scale: tableInfo.scale },
     weighting: {
       sif: { a: resolved.sifA, probability: 'zipf(rank) = (1/rank) / H_N', sourceWords: source.words.length },
       removePrincipalComponent: resolved.removePrincipalComponent,
@@ -175,16 +211,22 @@ export function buildStaticModel(source: StaticModelSource, outDir: string, opti
   writeText('tokenizer_config.json', tokenizerConfigJson({ modelMaxLength: resolved.modelMaxLength }));
 
   const onnx = encodeGatherEmbeddingModel({
-    table,
+    table: onnxTable,
     rows,
     dimension,
     producerVersion: BUILDER_VERSION,
     docString: `${modelName}: static word vectors from ${source.name}@${source.version}, SIF-weighted${resolved.removePrincipalComponent ? ', common component removed' : ''}.`,
-    metadata: { source: `${source.name}@${source.version}`, sif_a: String(resolved.sifA), remove_pc: String(resolved.removePrincipalComponent) },
+    metadata: {
+      source: `${source.name}@${source.version}`,
+      sif_a: String(resolved.sifA),
+      remove_pc: String(resolved.removePrincipalComponent),
+      table_dtype: tableInfo.dtype,
+      table_scale: String(tableInfo.scale),
+    },
   });
   files['onnx/model.onnx'] = writeProtoFile(path.join(outDir, 'onnx', 'model.onnx'), onnx);
 
-  writeText('README.md', readme(modelName, source, vocab, rows, dimension, resolved));
+  writeText('README.md', readme(modelName, source, vocab, rows, dimension, resolved, tableInfo));
 
   const stamp: BuildStamp = {
     builderVersion: BUILDER_VERSION,
@@ -200,6 +242,7 @@ export function buildStaticModel(source: StaticModelSource, outDir: string, opti
       converged: weighting.principalComponentConverged,
     },
     sifWeightRange: [weighting.minWeight, weighting.maxWeight],
+    table: tableInfo,
     files,
     buildMs: Date.now() - started,
   };
@@ -214,6 +257,7 @@ function readme(
   rows: number,
   dimension: number,
   options: ResolvedBuildOptions,
+  table: BuildStamp['table'],
 ): string {
   const reasons: Record<string, string> = {
     splits: 'split into several tokens (they contain punctuation or whitespace, e.g. hyphenated words)',
@@ -239,8 +283,18 @@ GloVe project page: https://nlp.stanford.edu/projects/glove/
 
 ## What the model computes
 
-\`onnx/model.onnx\` is a single ONNX \`Gather\`: \`last_hidden_state[b, s, :] = table[input_ids[b, s], :]\`
-(float32, ${rows} rows x ${dimension}). \`attention_mask\` is a declared input for compatibility and is not used
+${
+    table.dtype === 'float16'
+      ? `\`onnx/model.onnx\` is an ONNX \`Gather\` followed by a \`Cast\` to float32:
+\`last_hidden_state[b, s, :] = float32(table[input_ids[b, s], :])\`. The table (${rows} rows x ${dimension}) is stored
+as float16 (round to nearest, ties to even) after multiplying the weighted vectors by 2^${Math.log2(table.scale)}, so that its largest
+magnitude (${table.maxAbs.toPrecision(4)} before scaling) sits well inside float16's normal range and small values keep
+their relative precision (${table.subnormal} values became subnormal, ${table.underflowed} rounded to zero). The scale
+is uniform, so the L2-normalised mean the caller computes does not depend on it.`
+      : `\`onnx/model.onnx\` is a single ONNX \`Gather\`: \`last_hidden_state[b, s, :] = table[input_ids[b, s], :]\`
+(float32, ${rows} rows x ${dimension}).`
+  }
+\`attention_mask\` is a declared input for compatibility and is not used
 by the graph; mean pooling over the mask happens in the caller. Rows 0-3 are \`[PAD]\`, \`[UNK]\`, \`[CLS]\`,
 \`[SEP]\` and are all zero, so unknown words and the \`[CLS]\`/\`[SEP]\` added by the tokenizer contribute nothing
 but a scale factor that L2 normalisation removes. A text with no known word has a zero mean vector.
@@ -301,6 +355,7 @@ export function isUpToDate(dir: string, source: StaticModelSourceInfo, options: 
     stamp.options?.sifA === wanted.sifA &&
     stamp.options?.removePrincipalComponent === wanted.removePrincipalComponent &&
     stamp.options?.modelMaxLength === wanted.modelMaxLength &&
+    stamp.options?.dtype === wanted.dtype &&
     REQUIRED_FILES.every((f) => fs.existsSync(path.join(dir, f)));
   return same ? stamp : null;
 }

@@ -3,7 +3,8 @@
  *
  *   input_ids       int64 [batch, sequence]
  *   attention_mask  int64 [batch, sequence]   (declared for HF-style callers, unused by the graph)
- *   last_hidden_state = Gather(embeddings, input_ids)  float32 [batch, sequence, dim]
+ *   float16 table:  last_hidden_state = Cast<to=FLOAT>(Gather(embeddings, input_ids))  float32 [batch, sequence, dim]
+ *   float32 table:  last_hidden_state = Gather(embeddings, input_ids)                  float32 [batch, sequence, dim]
  *
  * Field numbers follow onnx.proto (ModelProto, GraphProto, NodeProto, TensorProto, ...).
  */
@@ -13,7 +14,7 @@ import os from 'node:os';
 import { ProtoWriter } from './protobuf.js';
 
 /** TensorProto.DataType values used here. */
-export const OnnxDataType = { FLOAT: 1, INT64: 7 } as const;
+export const OnnxDataType = { FLOAT: 1, INT64: 7, FLOAT16: 10 } as const;
 /** AttributeProto.AttributeType values used here. */
 export const OnnxAttributeType = { INT: 2 } as const;
 
@@ -126,26 +127,30 @@ export function encodeModel(spec: ModelSpec): ProtoWriter {
   return m;
 }
 
-/** The bytes of a Float32Array in little-endian order, without copying on little-endian hosts. */
-export function float32LittleEndian(values: Float32Array): Uint8Array {
+/** The bytes of a typed array in little-endian order, without copying on little-endian hosts. */
+export function littleEndianBytes(values: Float32Array | Uint16Array): Uint8Array {
   const bytes = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
   if (os.endianness() === 'LE') return bytes;
+  const width = values.BYTES_PER_ELEMENT;
   const swapped = new Uint8Array(bytes.length);
-  for (let i = 0; i < bytes.length; i += 4) {
-    swapped[i] = bytes[i + 3]!;
-    swapped[i + 1] = bytes[i + 2]!;
-    swapped[i + 2] = bytes[i + 1]!;
-    swapped[i + 3] = bytes[i]!;
+  for (let i = 0; i < bytes.length; i += width) {
+    for (let j = 0; j < width; j++) swapped[i + j] = bytes[i + width - 1 - j]!;
   }
   return swapped;
+}
+
+export function float32LittleEndian(values: Float32Array): Uint8Array {
+  return littleEndianBytes(values);
 }
 
 export const GATHER_MODEL_IR_VERSION = 8;
 export const GATHER_MODEL_OPSET = 13;
 
+/** A row-major [rows, dimension] embedding table: float32 values, or binary16 bit patterns. */
+export type EmbeddingTable = { dtype: 'float32'; values: Float32Array } | { dtype: 'float16'; bits: Uint16Array };
+
 export interface GatherModelSpec {
-  /** Row-major [rows, dimension] embedding table. */
-  table: Float32Array;
+  table: EmbeddingTable;
   rows: number;
   dimension: number;
   producerVersion: string;
@@ -153,24 +158,42 @@ export interface GatherModelSpec {
   metadata?: Readonly<Record<string, string>>;
 }
 
-/** ModelProto for `last_hidden_state = Gather(embeddings, input_ids)`; the table is referenced, not copied. */
+/**
+ * ModelProto for `last_hidden_state = Gather(embeddings, input_ids)`, with a Cast to float32 after
+ * the Gather when the table is float16 (opset 13 Gather takes any tensor type; Cast 13 converts
+ * float16 to float). The output is float32 either way. The table is referenced, not copied.
+ */
 export function encodeGatherEmbeddingModel(spec: GatherModelSpec): ProtoWriter {
-  if (spec.table.length !== spec.rows * spec.dimension) {
-    throw new Error(`embedding table has ${spec.table.length} values, expected ${spec.rows} x ${spec.dimension}`);
+  const half = spec.table.dtype === 'float16';
+  const data = spec.table.dtype === 'float16' ? spec.table.bits : spec.table.values;
+  if (data.length !== spec.rows * spec.dimension) {
+    throw new Error(`embedding table has ${data.length} values, expected ${spec.rows} x ${spec.dimension}`);
+  }
+  const nodes = [
+    encodeNode({
+      opType: 'Gather',
+      name: 'embedding_lookup',
+      inputs: ['embeddings', 'input_ids'],
+      outputs: [half ? 'embeddings_float16' : 'last_hidden_state'],
+      intAttributes: { axis: 0 },
+    }),
+  ];
+  if (half) {
+    nodes.push(
+      encodeNode({
+        opType: 'Cast',
+        name: 'to_float32',
+        inputs: ['embeddings_float16'],
+        outputs: ['last_hidden_state'],
+        intAttributes: { to: OnnxDataType.FLOAT },
+      }),
+    );
   }
   const graph = encodeGraph({
     name: 'static_word_embeddings',
-    nodes: [
-      encodeNode({
-        opType: 'Gather',
-        name: 'embedding_lookup',
-        inputs: ['embeddings', 'input_ids'],
-        outputs: ['last_hidden_state'],
-        intAttributes: { axis: 0 },
-      }),
-    ],
+    nodes,
     initializers: [
-      encodeRawTensor('embeddings', OnnxDataType.FLOAT, [spec.rows, spec.dimension], float32LittleEndian(spec.table)),
+      encodeRawTensor('embeddings', half ? OnnxDataType.FLOAT16 : OnnxDataType.FLOAT, [spec.rows, spec.dimension], littleEndianBytes(data)),
     ],
     inputs: [
       encodeValueInfo('input_ids', OnnxDataType.INT64, ['batch_size', 'sequence_length']),
@@ -180,7 +203,7 @@ export function encodeGatherEmbeddingModel(spec: GatherModelSpec): ProtoWriter {
       encodeValueInfo('last_hidden_state', OnnxDataType.FLOAT, ['batch_size', 'sequence_length', spec.dimension]),
     ],
     docString:
-      'Static word embeddings: last_hidden_state[b, s] = embeddings[input_ids[b, s]]. ' +
+      `Static word embeddings: last_hidden_state[b, s] = ${half ? 'float(embeddings[input_ids[b, s]]), from a float16 table' : 'embeddings[input_ids[b, s]]'}. ` +
       'attention_mask is accepted for compatibility with encoder-style callers and not used.',
   });
   return encodeModel({
