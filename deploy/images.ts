@@ -18,9 +18,9 @@
  * With Docker the service images are built by `docker buildx bake` (deploy/docker/docker-bake.hcl).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { requireEngine, type Engine } from './engine';
 import { REPO_ROOT, SERVICES, SERVICE_NAMES } from './services';
 
@@ -78,13 +78,31 @@ function debianBase(engine: Engine): void {
   timed(`import ${LOCAL_DEBIAN}`, () => engine.exec(['import', '--quiet', tar, LOCAL_DEBIAN], { stdio: ['ignore', 'ignore', 'inherit'] }));
 }
 
-function build(engine: Engine, args: string[], ca: string | undefined): void {
+function build(engine: Engine, args: string[], ca: string | undefined, context = REPO_ROOT): void {
   const common = engine.kind === 'podman' ? ['build', '--format', 'docker', '--layers'] : ['build'];
   const secret = ca ? ['--secret', `id=ca,src=${ca}`] : [];
   const quiet = env.MEMEX_BUILD_VERBOSE ? [] : ['--quiet'];
-  engine.exec([...common, ...quiet, ...secret, '--build-arg', `NPM_REGISTRY=${NPM_REGISTRY}`, ...args, REPO_ROOT], {
+  engine.exec([...common, ...quiet, ...secret, '--build-arg', `NPM_REGISTRY=${NPM_REGISTRY}`, ...args, context], {
     stdio: ['ignore', env.MEMEX_BUILD_VERBOSE ? 'inherit' : 'ignore', 'inherit'],
   });
+}
+
+/** What base.Dockerfile's deps stage reads, and nothing else: the lockfile, the workspace manifests, the build helpers. */
+function manifestsContext(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'memex-manifests-'));
+  const copy = (relative: string) => {
+    mkdirSync(dirname(join(dir, relative)), { recursive: true });
+    copyFileSync(join(REPO_ROOT, relative), join(dir, relative));
+  };
+  const walk = (relative: string) => {
+    for (const entry of readdirSync(join(REPO_ROOT, relative), { withFileTypes: true })) {
+      if (entry.isDirectory() && !['node_modules', '.git', 'dist', 'data', 'models'].includes(entry.name)) walk(join(relative, entry.name));
+      else if (entry.isFile() && entry.name === 'package.json') copy(join(relative, entry.name));
+    }
+  };
+  walk('.');
+  for (const file of ['pnpm-lock.yaml', 'pnpm-workspace.yaml', 'deploy/docker/bases/npm-fetch.sh', 'deploy/docker/memex', 'deploy/docker/memex-health.mjs']) copy(file);
+  return dir;
 }
 
 function chooseBases(engine: Engine): 'official' | 'local' {
@@ -126,9 +144,19 @@ export function buildImages(names: readonly string[]): { name: string; tag: stri
     );
   } else {
     // podman: the shared stages as local images the Dockerfiles name in FROM.
-    const baseArgs = ['-f', 'deploy/docker/base.Dockerfile', '--build-arg', `NODE_IMAGE=${nodeImage}`];
+    const baseArgs = ['-f', join(REPO_ROOT, 'deploy/docker/base.Dockerfile'), '--build-arg', `NODE_IMAGE=${nodeImage}`];
     timed('memex-runtime (shared run-time stage)', () => build(engine, [...baseArgs, '--target', 'runtime', '-t', 'localhost/memex-runtime:latest'], ca));
-    timed('memex-build (toolchain, dependencies, compiled sources)', () => build(engine, [...baseArgs, '--target', 'workspace', '-t', 'localhost/memex-build:latest'], ca));
+    // buildah keys a `COPY --from` layer on the source stage's image, not on the files copied, so
+    // with the whole repository as context every source edit re-ran the dependency install (8 min
+    // warm). The dependencies are built from a context holding only the manifests: reused until a
+    // package.json or the lockfile changes.
+    const manifests = manifestsContext();
+    try {
+      timed('memex-deps (toolchain, dependencies)', () => build(engine, [...baseArgs, '--target', 'deps', '-t', 'localhost/memex-deps:latest'], ca, manifests));
+    } finally {
+      rmSync(manifests, { recursive: true, force: true });
+    }
+    timed('memex-build (compiled sources)', () => build(engine, ['-f', 'deploy/docker/workspace.Dockerfile', '-t', 'localhost/memex-build:latest'], ca));
     for (const name of selected) {
       const spec = SERVICES.find((s) => s.name === name);
       const dockerfile = spec?.needsModel ? `deploy/docker/${name}.Dockerfile` : spec ? 'deploy/docker/service.Dockerfile' : `deploy/docker/${name}.Dockerfile`;
