@@ -1,7 +1,7 @@
 import { chunkId } from '@memex/runtime';
 import { chunkText, termFrequencies, type ChunkOptions } from '@memex/text';
 import type { Embedder } from '../embedding/embedder';
-import type { IndexedChunk } from '../searchIndex/port';
+import type { IndexedChunk, SearchIndex } from '../searchIndex/port';
 
 export interface TextChunk {
   chunkId: string;
@@ -35,4 +35,18 @@ export async function embedChunks(
   const texts = chunks.map((c) => indexedText(title, c.content));
   const dense = await embedder.embed(texts, 'document');
   return chunks.map((c, i) => ({ chunkId: c.chunkId, index: c.index, content: c.content, dense: dense[i]!, terms: termFrequencies(texts[i]!) }));
+}
+
+/**
+ * Whether `model` already holds exactly these chunks of the memo: a redelivered revision whose
+ * first run stored them (and outlasted the consumer's ack wait, or crashed before acknowledging).
+ * Embedding and writing them again cost tens of seconds for a memo of 20k chunks, during which the
+ * indexer answered no search.
+ */
+export async function alreadyIndexed(index: Pick<SearchIndex, 'getChunks'>, model: string, memoId: string, chunks: readonly TextChunk[]): Promise<boolean> {
+  if (chunks.length === 0) return false;
+  const stored = await index.getChunks(model, memoId);
+  if (stored.length !== chunks.length) return false;
+  const byId = new Map(stored.map((c) => [c.chunkId, c.content]));
+  return chunks.every((c) => byId.get(c.chunkId) === c.content);
 }

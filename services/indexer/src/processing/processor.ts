@@ -3,7 +3,7 @@ import { isKeyErased, type CommandClient, type ContentStore, type Logger, type M
 import type { ChunkOptions } from '@memex/text';
 import type { SearchIndex } from '../searchIndex/port';
 import type { ModelSet } from '../state/models';
-import { chunkMemo, embedChunks } from './chunks';
+import { alreadyIndexed, chunkMemo, embedChunks } from './chunks';
 
 export interface ProcessorDeps {
   index: SearchIndex;
@@ -55,7 +55,9 @@ export class MemoProcessor {
     let storedUnderActive = false;
     const targets = await models.writeTargets();
     for (const [i, { model, embedder }] of targets.entries()) {
-      const stored = await index.putChunks(model, { memoId, projectId, revision }, await embedChunks(embedder, title, chunks));
+      const stored =
+        (await alreadyIndexed(index, model, memoId, chunks)) ||
+        (await index.putChunks(model, { memoId, projectId, revision }, await embedChunks(embedder, title, chunks)));
       if (i === 0) storedUnderActive = stored;
     }
     this.deps.metrics?.counter('memex_revisions_indexed_total', 'Memo content revisions chunked and embedded').inc({ stored: String(storedUnderActive) });
