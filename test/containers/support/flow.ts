@@ -9,11 +9,12 @@ import type { ChatResponse, Memo, SearchResultItem } from '@memex/contracts';
 import { eventually } from '@memex/testing';
 import { httpsJson, type HttpsResponse } from '../../support/https';
 
-export type Api = <T = unknown>(method: string, path: string, body?: unknown, key?: string) => Promise<HttpsResponse<T>>;
+export type Api = <T = unknown>(method: string, path: string, body?: unknown, key?: string, headers?: Record<string, string>) => Promise<HttpsResponse<T>>;
 
 /** Calls the gateway at `base` (https://localhost:PORT), trusting `ca`. */
 export function httpsApi(base: string, ca: string | Buffer): Api {
-  return (method, path, body, key) => httpsJson(method, `${base}${path}`, { ca, ...(key ? { key } : {}), ...(body === undefined ? {} : { body }) });
+  return (method, path, body, key, headers) =>
+    httpsJson(method, `${base}${path}`, { ca, ...(key ? { key } : {}), ...(headers ? { headers } : {}), ...(body === undefined ? {} : { body }) });
 }
 
 /** Waits until the gateways know a new key (they follow the key store through a KV watch). */
@@ -26,24 +27,37 @@ export interface FlowOptions {
   processingTimeoutMs?: number;
   /** The built-in provider answers from the retrieved text, so the answer must cite the memo. */
   expectCitation?: boolean;
+  /**
+   * Writes as a careful client does during a failover: with an Idempotency-Key, sent again after a
+   * 503 or 504 (the outcome of a 504 is unknown; the key makes the retry safe) until this long has passed.
+   */
+  retryWritesForMs?: number;
 }
 
 export async function memoSearchChatFlow(api: Api, key: string, options: FlowOptions = {}): Promise<{ memoId: string; chatId: string }> {
   const reference = `harbour-${randomUUID().slice(0, 8)}`;
-  const created = await api<{ ok: boolean; memo_uuid: string }>(
-    'POST',
-    '/api/v1/memo',
-    {
-      title: 'Harbour logistics',
-      content:
-        'Container ships unload at the harbour cranes every morning. Trucks carry the containers inland to the rail terminal. ' +
-        'The night shift inspects the cranes and logs every fault.',
-      reference_id: reference,
-      tags: ['ops'],
-      metadata: { region: 'north' },
-    },
-    key,
-  );
+  const write = () =>
+    api<{ ok: boolean; memo_uuid: string }>(
+      'POST',
+      '/api/v1/memo',
+      {
+        title: 'Harbour logistics',
+        content:
+          'Container ships unload at the harbour cranes every morning. Trucks carry the containers inland to the rail terminal. ' +
+          'The night shift inspects the cranes and logs every fault.',
+        reference_id: reference,
+        tags: ['ops'],
+        metadata: { region: 'north' },
+      },
+      key,
+      { 'idempotency-key': reference },
+    );
+  let created = await write();
+  const retryUntil = Date.now() + (options.retryWritesForMs ?? 0);
+  while ((created.status === 503 || created.status === 504) && Date.now() < retryUntil) {
+    await new Promise((r) => setTimeout(r, 1_000));
+    created = await write();
+  }
   expect(created.status, created.text).toBe(200);
   const memoId = created.body.memo_uuid;
 
