@@ -122,6 +122,9 @@ try {
     ['embedder raw (same run)', `${embedder.sentencesPerSecond.toFixed(0)} sentences/s; on these memos alone ${alone.toFixed(0)} memos/s (ratio ${(MEMOS / seconds / alone).toFixed(2)})`],
     ['stack CPU per memo', `${((1000 * cpuTotal) / MEMOS).toFixed(2)} ms (${cpu.map(([n, s]) => `${n} ${((1000 * s) / MEMOS).toFixed(2)}`).join(', ')})`],
   ]);
+  // A service that died and restarted mid-run spoils the figures (and is a bug): say so.
+  const deaths = stack.output().split('\n').filter((l) => /\[memex\] .*exited|nhandled|uncaught/i.test(l));
+  if (deaths.length > 0) console.error(`\nservices died during the run:\n${stack.output()}`);
 } finally {
   const code = await stack.stop();
   if (code !== 0) console.error(stack.output());

@@ -5,7 +5,8 @@
  *   tsx bench/support/profile.ts <dir> [--top 25] [--match <text>]
  *
  * `--match` lists only functions whose name or file contains the text (inclusive time counts a
- * function once per sample, however deep it recurses).
+ * function once per sample, however deep it recurses); `--stacks <text>` prints the heaviest call
+ * paths that lead to a function whose label contains the text.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -26,7 +27,7 @@ interface CpuProfile {
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { top: { type: 'string', default: '25' }, match: { type: 'string' } },
+  options: { top: { type: 'string', default: '25' }, match: { type: 'string' }, stacks: { type: 'string' } },
 });
 const dir = positionals[0];
 if (!dir) throw new Error('usage: tsx bench/support/profile.ts <dir> [--top N] [--match text]');
@@ -47,6 +48,7 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sor
 
   const self = new Map<string, number>();
   const inclusive = new Map<string, number>();
+  const paths = new Map<string, number>();
   let total = 0;
   let idle = 0;
   for (let i = 0; i < profile.samples.length; i++) {
@@ -60,11 +62,20 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sor
     total += us;
     self.set(label(node.callFrame), (self.get(label(node.callFrame)) ?? 0) + us);
     const seen = new Set<string>();
+    const chain: string[] = [];
     for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
       const l = label(byId.get(id)!.callFrame);
+      chain.push(l);
       if (seen.has(l)) continue;
       seen.add(l);
       inclusive.set(l, (inclusive.get(l) ?? 0) + us);
+    }
+    if (values.stacks) {
+      const at = chain.findIndex((l) => l.includes(values.stacks!));
+      if (at >= 0) {
+        const key = chain.slice(at, at + 12).join(' < ');
+        paths.set(key, (paths.get(key) ?? 0) + us);
+      }
     }
   }
   const wall = (profile.endTime - profile.startTime) / 1e6;
@@ -77,4 +88,8 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sor
   };
   show('self', self);
   show('inclusive', inclusive);
+  if (values.stacks) {
+    console.log(`  -- paths to ${values.stacks}`);
+    for (const [key, us] of [...paths].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`  ${(us / 1e6).toFixed(2).padStart(7)} s  ${key}`);
+  }
 }
