@@ -15,7 +15,9 @@
  *
  * The services run as JavaScript compiled from the sources at each start (deploy/bundle.ts
  * bundleInPlace, about a second), with plain node: no TypeScript loader in every process. Set
- * MEMEX_FROM_SOURCE=1 to run the TypeScript sources through tsx instead.
+ * MEMEX_FROM_SOURCE=1 to run the TypeScript sources through tsx instead. MEMEX_NODE_FLAGS adds node
+ * flags to every service process (space-separated, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, which
+ * NODE_OPTIONS refuses).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -287,8 +289,11 @@ async function main(): Promise<void> {
     ]);
     log(`compiled the services in ${Date.now() - startedAt} ms`);
   }
-  const command = (service: Service): string[] =>
-    bundles ? ['--enable-source-maps', join(bundles, `${service}.mjs`)] : ['--import', 'tsx', join(ROOT, 'services', service, 'src', 'main.ts')];
+  const nodeFlags = (process.env.MEMEX_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const command = (service: Service): string[] => [
+    ...nodeFlags,
+    ...(bundles ? ['--enable-source-maps', join(bundles, `${service}.mjs`)] : ['--import', 'tsx', join(ROOT, 'services', service, 'src', 'main.ts')]),
+  ];
 
   const launch = (service: Service, n: number, attempt = 0): void => {
     const childEnv = service === 'gateway' ? { ...env, MEMEX_PORT: String(port + n) } : env;

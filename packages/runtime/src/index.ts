@@ -2,7 +2,7 @@ export { CommonEnv, HealthPortEnv, loadEnv, retryOverrides } from './config';
 export { createLogger, redactSecrets, silentLogger } from './logger';
 export type { Logger, LoggerOptions } from './logger';
 export { instanceId, onShutdown } from './lifecycle';
-export { checkpointAfterErase, openSqlite } from './sqlite';
+export { checkpointAfterErase, GroupCommit, groupCommit, openSqlite } from './sqlite';
 export type { SqliteDatabase } from './sqlite';
 
 export { PING_INTERVAL_MS, connectNats, natsConnected } from './nats/connection';

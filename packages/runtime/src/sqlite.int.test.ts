@@ -2,7 +2,7 @@ import { chmodSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '@memex/testing';
-import { openSqlite } from './sqlite';
+import { groupCommit, openSqlite } from './sqlite';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 
@@ -33,6 +33,58 @@ describe('openSqlite', () => {
       expect(mode(path)).toBe(0o600);
     } finally {
       dir.remove();
+    }
+  });
+});
+
+describe('GroupCommit', () => {
+  const open = () => {
+    const dir = tempDir('memex-sqlite-');
+    const path = join(dir.path, 'g.db');
+    const db = openSqlite(path);
+    db.exec('CREATE TABLE t (v TEXT UNIQUE)');
+    // Another connection, as another process sharing the file would have.
+    const other = openSqlite(path);
+    const commits = () => other.pragma('data_version', { simple: true }) as number;
+    const rows = () => other.prepare<[], { v: string }>('SELECT v FROM t ORDER BY v').all().map((r) => r.v);
+    return { db, commits, rows, close: () => (db.close(), other.close(), dir.remove()) };
+  };
+
+  it('commits the writes queued together once, and each is on disk when its promise resolves', async () => {
+    const { db, commits, rows, close } = open();
+    try {
+      const insert = db.prepare<[string]>('INSERT INTO t (v) VALUES (?)');
+      const before = commits();
+      const group = groupCommit(db);
+      const values = Array.from({ length: 20 }, (_, i) => `v${String(i).padStart(2, '0')}`);
+      const results = await Promise.all(values.map((v) => group.run(() => insert.run(v).changes).then((n) => ({ n, seen: rows().includes(v) }))));
+      expect(results.every((r) => r.n === 1 && r.seen)).toBe(true);
+      expect(commits() - before).toBe(1);
+      expect(rows()).toEqual(values);
+      expect(groupCommit(db)).toBe(group);
+    } finally {
+      close();
+    }
+  });
+
+  it('rolls back and rejects a failing write alone; the others of its group commit', async () => {
+    const { db, rows, close } = open();
+    try {
+      const insert = db.prepare<[string]>('INSERT INTO t (v) VALUES (?)');
+      const group = groupCommit(db);
+      const outcomes = await Promise.allSettled([
+        group.run(() => insert.run('a')),
+        group.run(() => {
+          insert.run('half-done');
+          insert.run('a'); // UNIQUE: this write fails after a first insert, which must not stay
+        }),
+        group.run(() => insert.run('b')),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/UNIQUE/);
+      expect(rows()).toEqual(['a', 'b']);
+    } finally {
+      close();
     }
   });
 });

@@ -26,6 +26,76 @@ export function openSqlite(path: string): SqliteDatabase {
   return db;
 }
 
+interface QueuedWrite {
+  fn: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit: writes queued in one turn of the event loop share one transaction, so N concurrent
+ * requests cost one commit instead of N. Each write runs in its own savepoint inside it: one that
+ * throws rolls back alone and rejects alone; the others commit. A write's promise resolves only
+ * after the shared commit, so whatever it reports is on disk (as durable as a transaction of its own).
+ */
+export class GroupCommit {
+  private queue: QueuedWrite[] = [];
+  private scheduled = false;
+
+  constructor(private readonly db: SqliteDatabase) {}
+
+  /** Runs `fn` (synchronous, as a better-sqlite3 transaction body) in the next shared transaction. */
+  run<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 0) return;
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    try {
+      this.db
+        .transaction(() => {
+          for (const write of batch) {
+            try {
+              // Nested: a savepoint of the shared transaction.
+              outcomes.push({ ok: true, value: this.db.transaction(write.fn)() });
+            } catch (error) {
+              outcomes.push({ ok: false, error });
+            }
+          }
+        })
+        .immediate();
+    } catch (error) {
+      // Nothing committed (BEGIN or COMMIT failed): every write fails.
+      for (const write of batch) write.reject(error);
+      return;
+    }
+    for (const [i, write] of batch.entries()) {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) write.resolve(outcome.value);
+      else write.reject(outcome.error);
+    }
+  }
+}
+
+const groupCommits = new WeakMap<SqliteDatabase, GroupCommit>();
+
+/** The one `GroupCommit` of a connection, shared by every store that writes through it. */
+export function groupCommit(db: SqliteDatabase): GroupCommit {
+  let commits = groupCommits.get(db);
+  if (!commits) groupCommits.set(db, (commits = new GroupCommit(db)));
+  return commits;
+}
+
 /**
  * After an erasure: copies the WAL into the database and truncates it, so the erased rows' earlier
  * page images (still in WAL frames) are gone from disk too. Another process reading at that moment

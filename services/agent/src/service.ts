@@ -68,6 +68,8 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
       consumer: Consumers.agent,
       logger: logger.child({ consumer: Consumers.agent }),
       concurrency: config.AGENT_CONCURRENCY,
+      // Only a new content revision is summarized; other events are acknowledged unopened.
+      types: ['MemoCreated', 'MemoContentChanged'],
       metrics,
       retry: retryOverrides(config),
       keyring,

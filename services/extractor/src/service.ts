@@ -70,6 +70,8 @@ export async function startExtractorService(config: ExtractorConfig, overrides: 
     consumer: Consumers.extractor,
     logger: logger.child({ consumer: Consumers.extractor }),
     concurrency: config.EXTRACT_CONCURRENCY,
+    // Uploads arrive as MemoCreated, erasures as MemoDeleted; other events are acknowledged unopened.
+    types: ['MemoCreated', 'MemoDeleted'],
     metrics,
     retry: retryOverrides(config),
     keyring,

@@ -55,7 +55,13 @@ export const IndexerEnv = Type.Object({
     description: 'Lift of a chunk whose memo title holds the query terms, in the fused ranking (0 = off)',
   }),
   SEARCH_CANDIDATES: Type.Integer({ minimum: 1, maximum: 10_000, default: 100, description: 'Candidates per ranking before fusion' }),
-  INDEXER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 4, description: 'Memos embedded at once' }),
+  INDEXER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 2, description: 'Batches of memos embedded at once' }),
+  INDEXER_BATCH_SIZE: Type.Integer({
+    minimum: 1,
+    maximum: 256,
+    default: 32,
+    description: 'Most memo events the indexer takes at once (one embedder call, one index write for all of them)',
+  }),
 });
 export type IndexerConfig = Static<typeof IndexerEnv>;
 

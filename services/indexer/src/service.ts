@@ -112,27 +112,31 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
   }, 10_000);
 
   const runners: ConsumerRunner[] = [
+    // Catalog updates are small and many: all that arrived together go in one index write.
     await consumeMemoEvents({
       js,
       consumer: Consumers.indexerCatalog,
       logger: logger.child({ consumer: Consumers.indexerCatalog }),
-      concurrency: 32,
+      concurrency: 1,
+      batchSize: 256,
       metrics,
       retry: retryOverrides(config),
       keyring,
-      handle: (event) => processor.applyCatalog(event),
+      handleBatch: (events) => processor.applyCatalogs(events.map(({ event }) => event)),
     }),
     await consumeMemoEvents({
       js,
       consumer: Consumers.indexer,
       logger: logger.child({ consumer: Consumers.indexer }),
       concurrency: config.INDEXER_CONCURRENCY,
+      batchSize: config.INDEXER_BATCH_SIZE,
+      types: ['MemoCreated', 'MemoContentChanged', 'MemoUpdated'],
       metrics,
       retry: retryOverrides(config),
       keyring,
-      handle: async (event, ctx) => {
-        await processor.indexContent(event, ctx.logger);
-        await processor.retitle(event);
+      handleBatch: async (events) => {
+        await processor.indexContents(events.map(({ event, context }) => ({ event, logger: context.logger })));
+        for (const { event } of events) await processor.retitle(event);
       },
       onDeadLetter: (event, error) => processor.recordFailure(event, error),
     }),

@@ -23,9 +23,18 @@ export interface RunConsumerOptions {
   stream: string;
   consumer: ConsumerName;
   logger: Logger;
-  /** Messages handled at once. */
+  /** Messages handled at once (with `handleBatch`: batches handled at once). */
   concurrency: number;
   handle: (msg: JsMsg) => Promise<Disposition>;
+  /**
+   * Handles several messages at once (one disposition per message, in order). The runner hands it
+   * whatever has arrived, up to `batchSize`, and settles each message after it resolves. When it
+   * throws, each message of the batch is handled again alone by `handle`, so one bad message fails
+   * (and is retried or dead-lettered) alone. A redelivered message is always handled alone.
+   */
+  handleBatch?: (msgs: JsMsg[]) => Promise<Disposition[]>;
+  /** Most messages in one `handleBatch` call (default 64). */
+  batchSize?: number;
   /** Called after a message is moved to the dead-letter stream. */
   onDeadLetter?: (msg: JsMsg, error: unknown) => Promise<void>;
   metrics?: Metrics;
@@ -40,60 +49,95 @@ export function backoffMs(deliveryCount: number, baseMs = 500): number {
 /**
  * Runs a durable pull consumer: bounded concurrency, explicit acks, `working()` heartbeats for long
  * handlers, exponential backoff on failure and, once `maxDeliver` deliveries have failed, a copy to
- * the dead-letter stream and `term()` so the message stops coming back.
+ * the dead-letter stream and `term()` so the message stops coming back. Acknowledgements are sent
+ * only after the handler has resolved: a crash before that redelivers the message.
  */
 export async function runConsumer(options: RunConsumerOptions): Promise<ConsumerRunner> {
-  const { js, stream, consumer, logger, concurrency, handle, onDeadLetter, metrics, retry } = options;
+  const { js, stream, consumer, logger, concurrency, handle, handleBatch, onDeadLetter, metrics, retry } = options;
   const handled = metrics?.counter('memex_consumer_messages_total', 'Messages a durable consumer handled, by outcome');
   const seconds = metrics?.histogram('memex_consumer_handle_seconds', 'Time to handle one message');
+  const batchSeconds = handleBatch ? metrics?.histogram('memex_consumer_batch_seconds', 'Time to handle one batch of messages') : undefined;
   const policy = consumerPolicy(consumer, retry);
+  const batchSize = handleBatch ? Math.max(1, options.batchSize ?? 64) : 1;
   const c = await js.consumers.get(stream, consumer);
-  const messages = await c.consume({ max_messages: Math.max(1, concurrency) });
+  // Enough in hand that the next batches are waiting while one is handled.
+  const messages = await c.consume({ max_messages: Math.max(1, concurrency * batchSize * (handleBatch ? 2 : 1)) });
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
 
-  const process = async (msg: JsMsg): Promise<void> => {
+  const heartbeat = (msgs: JsMsg[]) => setInterval(() => msgs.forEach((m) => m.working()), Math.max(1_000, policy.ackWaitMs / 3));
+
+  const handleOne = async (msg: JsMsg): Promise<Disposition> => {
+    const started = performance.now();
+    let outcome: Disposition;
+    try {
+      outcome = await handle(msg);
+    } catch (error) {
+      outcome = { kind: 'retry', error };
+    }
+    seconds?.observe((performance.now() - started) / 1000, { consumer });
+    return outcome;
+  };
+
+  const settle = async (msg: JsMsg, outcome: Disposition): Promise<void> => {
+    if (outcome.kind === 'ack') {
+      msg.ack();
+      handled?.inc({ consumer, outcome: 'ack' });
+      return;
+    }
     const requestId = msg.headers?.get(Headers.requestId);
     const log = requestId ? logger.child({ requestId }) : logger;
-    const heartbeat = setInterval(() => msg.working(), Math.max(1_000, policy.ackWaitMs / 3));
-    const started = performance.now();
-    try {
-      let outcome: Disposition;
+    const attempt = msg.info.deliveryCount;
+    if (attempt < policy.maxDeliver) {
+      log.warn({ err: outcome.error, subject: msg.subject, attempt }, 'handler failed; will retry');
+      msg.nak(backoffMs(attempt, policy.backoffBaseMs));
+      handled?.inc({ consumer, outcome: 'retry' });
+      return;
+    }
+    handled?.inc({ consumer, outcome: 'dead_letter' });
+    log.error({ err: outcome.error, subject: msg.subject, attempt }, 'handler failed for good; dead-lettering');
+    await deadLetter(js, consumer, msg, outcome.error);
+    if (onDeadLetter) {
       try {
-        outcome = await handle(msg);
+        await onDeadLetter(msg, outcome.error);
       } catch (error) {
-        outcome = { kind: 'retry', error };
+        logger.error({ err: error }, 'dead-letter callback failed');
       }
-      seconds?.observe((performance.now() - started) / 1000, { consumer });
-      if (outcome.kind === 'ack') {
-        msg.ack();
-        handled?.inc({ consumer, outcome: 'ack' });
-        return;
-      }
-      const attempt = msg.info.deliveryCount;
-      if (attempt < policy.maxDeliver) {
-        log.warn({ err: outcome.error, subject: msg.subject, attempt }, 'handler failed; will retry');
-        msg.nak(backoffMs(attempt, policy.backoffBaseMs));
-        handled?.inc({ consumer, outcome: 'retry' });
-        return;
-      }
-      handled?.inc({ consumer, outcome: 'dead_letter' });
-      log.error({ err: outcome.error, subject: msg.subject, attempt }, 'handler failed for good; dead-lettering');
-      await deadLetter(js, consumer, msg, outcome.error);
-      if (onDeadLetter) {
-        try {
-          await onDeadLetter(msg, outcome.error);
-        } catch (error) {
-          logger.error({ err: error }, 'dead-letter callback failed');
-        }
-      }
-      msg.term('dead-lettered');
+    }
+    msg.term('dead-lettered');
+  };
+
+  const process = async (msg: JsMsg): Promise<void> => {
+    const beat = heartbeat([msg]);
+    try {
+      await settle(msg, await handleOne(msg));
     } finally {
-      clearInterval(heartbeat);
+      clearInterval(beat);
     }
   };
 
-  const done = (async () => {
+  const processBatch = async (msgs: JsMsg[]): Promise<void> => {
+    if (msgs.length === 1) return process(msgs[0]!);
+    const beat = heartbeat(msgs);
+    try {
+      const started = performance.now();
+      let outcomes: Disposition[];
+      try {
+        outcomes = await handleBatch!(msgs);
+        if (outcomes.length !== msgs.length) throw new Error(`batch handler settled ${outcomes.length} of ${msgs.length} messages`);
+        batchSeconds?.observe((performance.now() - started) / 1000, { consumer });
+      } catch (error) {
+        logger.warn({ err: error, messages: msgs.length }, 'batch failed; handling its messages one by one');
+        outcomes = [];
+        for (const msg of msgs) outcomes.push(await handleOne(msg));
+      }
+      for (const [i, msg] of msgs.entries()) await settle(msg, outcomes[i]!);
+    } finally {
+      clearInterval(beat);
+    }
+  };
+
+  const single = async () => {
     for await (const msg of messages) {
       if (stopping) break;
       const p = process(msg).catch((error) => logger.error({ err: error }, 'consumer message failed'));
@@ -102,13 +146,76 @@ export async function runConsumer(options: RunConsumerOptions): Promise<Consumer
       if (inFlight.size >= concurrency) await Promise.race(inFlight);
     }
     await Promise.allSettled(inFlight);
-  })();
+  };
+
+  // Batches: messages that arrive while the workers are busy wait in `queue`; a free worker takes
+  // all of them (up to batchSize) at once. An idle worker starts on the next message at once.
+  const queue: JsMsg[] = [];
+  let waiting: (() => void)[] = [];
+  const wake = () => {
+    const waiters = waiting;
+    waiting = [];
+    for (const w of waiters) w();
+  };
+  let ended = false;
+  const maxQueued = Math.max(1, concurrency) * batchSize * 2;
+  const take = async (): Promise<JsMsg[] | undefined> => {
+    for (;;) {
+      if (queue.length > 0) {
+        // Let the rest of a burst that arrived with this message land in the queue first.
+        await new Promise((r) => setImmediate(r));
+        // Another worker may have taken them meanwhile.
+        if (queue.length === 0) continue;
+        // A redelivered message (it failed before, perhaps in a batch) goes alone.
+        if (queue[0]!.info.deliveryCount > 1) {
+          const msg = queue.shift()!;
+          wake();
+          return [msg];
+        }
+        const batch: JsMsg[] = [];
+        for (let i = 0; i < queue.length && batch.length < batchSize; ) {
+          if (queue[i]!.info.deliveryCount > 1) i++;
+          else batch.push(queue.splice(i, 1)[0]!);
+        }
+        // Room in the queue again: the reader may go on.
+        wake();
+        if (batch.length > 0) return batch;
+        continue;
+      }
+      if (ended || stopping) return undefined;
+      await new Promise<void>((r) => waiting.push(r));
+    }
+  };
+  const batched = async () => {
+    const workers = Array.from({ length: Math.max(1, concurrency) }, async () => {
+      for (let batch = await take(); batch; batch = await take()) {
+        const p = processBatch(batch).catch((error) => logger.error({ err: error }, 'consumer batch failed'));
+        inFlight.add(p);
+        await p;
+        inFlight.delete(p);
+      }
+    });
+    for await (const msg of messages) {
+      if (stopping) break;
+      queue.push(msg);
+      wake();
+      while (queue.length >= maxQueued && !stopping) await new Promise<void>((r) => waiting.push(r));
+    }
+    ended = true;
+    wake();
+    await Promise.allSettled(workers);
+  };
+
+  const done = handleBatch ? batched() : single();
 
   return {
     done,
     async stop() {
       stopping = true;
       await messages.close();
+      // Taken but not started: back to the stream at once, for another instance.
+      for (const msg of queue.splice(0)) msg.nak();
+      wake();
       await Promise.allSettled(inFlight);
     },
   };

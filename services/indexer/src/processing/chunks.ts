@@ -50,3 +50,22 @@ export async function alreadyIndexed(index: Pick<SearchIndex, 'getChunks'>, mode
   const byId = new Map(stored.map((c) => [c.chunkId, c.content]));
   return chunks.every((c) => byId.get(c.chunkId) === c.content);
 }
+
+/**
+ * `embedChunks` for several memos in one embedder call: the embedder's batches then run full across
+ * memo boundaries instead of one short batch per memo. Results in input order.
+ */
+export async function embedMemos(
+  embedder: Embedder,
+  memos: readonly { title: string; chunks: readonly Pick<TextChunk, 'chunkId' | 'index' | 'content'>[] }[],
+): Promise<IndexedChunk[][]> {
+  const texts = memos.flatMap(({ title, chunks }) => chunks.map((c) => indexedText(title, c.content)));
+  const dense = texts.length > 0 ? await embedder.embed(texts, 'document') : [];
+  let at = 0;
+  return memos.map(({ chunks }) =>
+    chunks.map((c) => {
+      const i = at++;
+      return { chunkId: c.chunkId, index: c.index, content: c.content, dense: dense[i]!, terms: termFrequencies(texts[i]!) };
+    }),
+  );
+}

@@ -3,7 +3,7 @@ import { isKeyErased, type CommandClient, type ContentStore, type Logger, type M
 import type { ChunkOptions } from '@memex/text';
 import type { SearchIndex } from '../searchIndex/port';
 import type { ModelSet } from '../state/models';
-import { alreadyIndexed, chunkMemo, embedChunks } from './chunks';
+import { alreadyIndexed, chunkMemo, embedChunks, embedMemos, type TextChunk } from './chunks';
 
 export interface ProcessorDeps {
   index: SearchIndex;
@@ -13,6 +13,12 @@ export interface ProcessorDeps {
   chunking: ChunkOptions;
   logger: Logger;
   metrics?: Metrics;
+}
+
+/** A content revision event and the logger of its request. */
+export interface RevisionEvent {
+  event: MemoEventMessage;
+  logger?: Logger;
 }
 
 /** The memo and project an event is about (every memo event's data names both). */
@@ -31,57 +37,95 @@ export class MemoProcessor {
 
   /** The `indexer-catalog` consumer: attributes, deletions, revisions, archiving. */
   async applyCatalog(event: MemoEventMessage): Promise<void> {
-    const { memoId, projectId } = about(event);
-    await this.deps.index.applyCatalog({ memoId, projectId, version: event.version, memo: event.memo });
+    await this.applyCatalogs([event]);
+  }
+
+  /** The catalog updates of several events in order, in one write. */
+  async applyCatalogs(events: readonly MemoEventMessage[]): Promise<void> {
+    await this.deps.index.applyCatalogs(
+      events.map((event) => {
+        const { memoId, projectId } = about(event);
+        return { memoId, projectId, version: event.version, memo: event.memo };
+      }),
+    );
   }
 
   /** The `indexer` consumer: chunks and embeddings for each content revision. */
   async indexContent(event: MemoEventMessage, logger: Logger = this.deps.logger): Promise<void> {
-    if (!startsContentRevision(event)) return;
-    const { index, models, commands, chunking } = this.deps;
-    const { memoId, projectId } = about(event);
-    const { revision, content: ref } = event.data as { revision: number; content: ContentRef };
-    // Keep the catalog at least as new as this event, so the chunks become findable at once.
-    await this.applyCatalog(event);
-    const entry = await index.getCatalog(memoId);
-    if (entry && (entry.memo === null || entry.memo.revision > revision)) return;
-    const content = await readContent(this.deps.content, projectId, memoId, ref);
-    // Replaced or erased meanwhile: whatever we computed would be dropped.
-    if (content === undefined) return;
+    await this.indexContents([{ event, logger }]);
+  }
 
-    const chunks = chunkMemo(memoId, revision, content, chunking);
-    // The catalog holds the newest title, whatever order events arrive in.
-    const title = entry?.memo?.title ?? event.memo?.title ?? '';
-    let storedUnderActive = false;
+  /**
+   * Chunks and embeddings of the content revisions among `events`, as many memos at once: one
+   * catalog write, one embedder call per model, one index write per model, then the memo service
+   * is told of each stored revision (the commands concurrently).
+   */
+  async indexContents(events: readonly RevisionEvent[]): Promise<void> {
+    const { index, models, commands, chunking } = this.deps;
+    const revisions = events.filter(({ event }) => startsContentRevision(event));
+    if (revisions.length === 0) return;
+    // Keep the catalog at least as new as these events, so the chunks become findable at once.
+    await this.applyCatalogs(revisions.map(({ event }) => event));
+    const prepared: { memoId: string; projectId: string; revision: number; title: string; chunks: TextChunk[]; logger: Logger }[] = [];
+    const read = await Promise.all(
+      revisions.map(async ({ event, logger = this.deps.logger }) => {
+        const { memoId, projectId } = about(event);
+        const { revision, content: ref } = event.data as { revision: number; content: ContentRef };
+        const entry = await index.getCatalog(memoId);
+        if (entry && (entry.memo === null || entry.memo.revision > revision)) return undefined;
+        const content = await readContent(this.deps.content, projectId, memoId, ref);
+        // Replaced or erased meanwhile: whatever we computed would be dropped.
+        if (content === undefined) return undefined;
+        // The catalog holds the newest title, whatever order events arrive in.
+        const title = entry?.memo?.title ?? event.memo?.title ?? '';
+        return { memoId, projectId, revision, title, chunks: chunkMemo(memoId, revision, content, chunking), logger };
+      }),
+    );
+    for (const r of read) if (r) prepared.push(r);
+    if (prepared.length === 0) return;
+
+    let storedUnderActive: boolean[] = [];
     const targets = await models.writeTargets();
     for (const [i, { model, embedder }] of targets.entries()) {
-      const stored =
-        (await alreadyIndexed(index, model, memoId, chunks)) ||
-        (await index.putChunks(model, { memoId, projectId, revision }, await embedChunks(embedder, title, chunks)));
+      // A redelivered revision already stored under this model (its first run outlasted the ack
+      // wait, or crashed before acknowledging) is not embedded and written again.
+      const done = await Promise.all(prepared.map((p) => alreadyIndexed(index, model, p.memoId, p.chunks)));
+      const todo = prepared.filter((_, j) => !done[j]);
+      const embedded = await embedMemos(embedder, todo);
+      const written = await index.putChunksOfMemos(
+        model,
+        todo.map((p, j) => ({ memo: { memoId: p.memoId, projectId: p.projectId, revision: p.revision }, chunks: embedded[j]! })),
+      );
+      let w = 0;
+      const stored = done.map((already) => already || written[w++] === true);
       if (i === 0) storedUnderActive = stored;
     }
-    this.deps.metrics?.counter('memex_revisions_indexed_total', 'Memo content revisions chunked and embedded').inc({ stored: String(storedUnderActive) });
-    this.deps.metrics?.counter('memex_chunks_indexed_total', 'Chunks embedded and stored').inc({}, storedUnderActive ? chunks.length : 0);
-    if (!storedUnderActive) {
-      logger.debug({ memoId, revision }, 'chunks dropped: the memo moved on');
-      return;
-    }
-    const requestId = (logger.bindings() as { requestId?: string }).requestId;
-    let sealed: string;
-    try {
-      sealed = await this.deps.content.keyring.sealJson(projectId, memoId, { firstChunk: chunks[0]?.content ?? '' });
-    } catch (error) {
-      if (isKeyErased(error)) return;
-      throw error;
-    }
-    await commands.send('record-chunks', {
-      projectId,
-      memoId,
-      revision,
-      model: targets[0]!.model,
-      chunks: packChunks(chunks),
-      sealed,
-    }, requestId ? { requestId } : {});
+    const revisionsIndexed = this.deps.metrics?.counter('memex_revisions_indexed_total', 'Memo content revisions chunked and embedded');
+    const chunksIndexed = this.deps.metrics?.counter('memex_chunks_indexed_total', 'Chunks embedded and stored');
+    await Promise.all(
+      prepared.map(async ({ memoId, projectId, revision, chunks, logger }, j) => {
+        const stored = storedUnderActive[j] === true;
+        revisionsIndexed?.inc({ stored: String(stored) });
+        chunksIndexed?.inc({}, stored ? chunks.length : 0);
+        if (!stored) {
+          logger.debug({ memoId, revision }, 'chunks dropped: the memo moved on');
+          return;
+        }
+        const requestId = (logger.bindings() as { requestId?: string }).requestId;
+        let sealed: string;
+        try {
+          sealed = await this.deps.content.keyring.sealJson(projectId, memoId, { firstChunk: chunks[0]?.content ?? '' });
+        } catch (error) {
+          if (isKeyErased(error)) return;
+          throw error;
+        }
+        await commands.send(
+          'record-chunks',
+          { projectId, memoId, revision, model: targets[0]!.model, chunks: packChunks(chunks), sealed },
+          requestId ? { requestId } : {},
+        );
+      }),
+    );
   }
 
   /**

@@ -202,6 +202,40 @@ export function searchIndexContract(name: string, setup: () => Promise<SearchInd
       expect((await index.getCatalog(m))?.memo).toBeNull();
     });
 
+    it('applies catalog updates and chunks of several memos at once as one by one, in order', async () => {
+      const p = randomUUID();
+      const [a, b, gone] = [randomUUID(), randomUUID(), randomUUID()];
+      const v = unit([1, 0, 0, 0, 1, 0, 0, 0]);
+      await index.applyCatalog({ memoId: gone, projectId: p, version: 5, memo: null });
+      expect(
+        await index.applyCatalogs([
+          { memoId: a, projectId: p, version: 1, memo: attrs(p, a, { title: 'first' }) },
+          { memoId: b, projectId: p, version: 1, memo: attrs(p, b) },
+          // Later in the same batch: newer wins, older is refused, the deleted memo stays deleted.
+          { memoId: a, projectId: p, version: 2, memo: attrs(p, a, { title: 'second', revision: 2 }) },
+          { memoId: a, projectId: p, version: 1, memo: attrs(p, a, { title: 'stale' }) },
+          { memoId: gone, projectId: p, version: 6, memo: attrs(p, gone) },
+        ]),
+      ).toEqual([true, true, true, false, false]);
+      expect((await index.getCatalog(a))?.memo?.title).toBe('second');
+      expect(
+        await index.putChunksOfMemos(model, [
+          { memo: { memoId: a, projectId: p, revision: 1 }, chunks: [chunk(a, 1, 0, 'outdated revision', v)] },
+          { memo: { memoId: a, projectId: p, revision: 2 }, chunks: [chunk(a, 2, 0, 'alpha text', v), chunk(a, 2, 1, 'more alpha', v)] },
+          { memo: { memoId: b, projectId: p, revision: 1 }, chunks: [chunk(b, 1, 0, 'beta text', v)] },
+          { memo: { memoId: gone, projectId: p, revision: 1 }, chunks: [chunk(gone, 1, 0, 'erased text', v)] },
+        ]),
+      ).toEqual([false, true, true, false]);
+      expect(await index.countChunks(model, p)).toBe(3);
+      expect((await index.searchSparse(model, encodeQuery('alpha beta erased outdated'), q(p))).map((h) => h.content).sort()).toEqual([
+        'alpha text',
+        'beta text',
+        'more alpha',
+      ]);
+      expect(await index.applyCatalogs([])).toEqual([]);
+      expect(await index.putChunksOfMemos(model, [])).toEqual([]);
+    });
+
     it('hides archived memos and shows them again when unarchived', async () => {
       const p = randomUUID();
       const v = unit([0, 1, 1, 0, 0, 0, 0, 0]);

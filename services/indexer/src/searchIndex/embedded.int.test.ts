@@ -118,4 +118,44 @@ describe('embedded search index on disk', () => {
     await writer.close();
     dir.remove();
   });
+
+  it('reloads a memo\'s vectors only when its chunks change, not on a change of its attributes (here and in another process)', async () => {
+    const dir = tempDir('memex-index-');
+    const path = join(dir.path, 'index.db');
+    const reader = new EmbeddedSearchIndex(path);
+    const writer = new EmbeddedSearchIndex(path);
+    await reader.openModel('m', 4);
+    await writer.openModel('m', 4);
+    const p = randomUUID();
+    const m = randomUUID();
+    const query = { projectId: p, filters: [], limit: 5 };
+    await writer.applyCatalog({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) });
+    await writer.putChunks('m', { memoId: m, projectId: p, revision: 1 }, [
+      { chunkId: chunkId(m, 1, 0), index: 0, content: 'kept', dense: v, terms: termFrequencies('kept') },
+    ]);
+    expect((await reader.searchDense('m', v, query)).map((h) => h.memoId)).toEqual([m]);
+    const reloads = { reader: vi.spyOn(reader.modelMemory('m')!.memory, 'removeMemo'), writer: vi.spyOn(writer.modelMemory('m')!.memory, 'removeMemo') };
+
+    // Summary and tags: attributes only. Both processes show them, and move no vector.
+    await writer.applyCatalogs([
+      { memoId: m, projectId: p, version: 2, memo: attrs(p, m, { summary: 'Summed up.' }) },
+      { memoId: m, projectId: p, version: 3, memo: attrs(p, m, { summary: 'Summed up.', tags: ['t'] }) },
+    ]);
+    for (const index of [reader, writer]) {
+      expect((await index.searchDense('m', v, query)).map((h) => [h.memoId, h.memoSummary])).toEqual([[m, 'Summed up.']]);
+      expect((await index.searchDense('m', v, { ...query, filters: [{ field: 'tags', operator: 'in', value: ['t'], filter_type: 'native_field' }] })).length).toBe(1);
+    }
+    expect(reloads.reader).not.toHaveBeenCalled();
+    expect(reloads.writer).not.toHaveBeenCalled();
+
+    // A new revision removes the old chunks: both processes drop them from memory.
+    await writer.applyCatalog({ memoId: m, projectId: p, version: 4, memo: attrs(p, m, { revision: 2 }) });
+    expect(await reader.searchSparse('m', encodeQuery('kept'), query)).toEqual([]);
+    expect(reloads.reader).toHaveBeenCalledWith(m);
+    expect(reloads.writer).toHaveBeenCalledWith(m);
+    expect(reader.modelMemory('m')!.memory.count(new Map([[m, 1]]))).toBe(0);
+    await reader.close();
+    await writer.close();
+    dir.remove();
+  });
 });

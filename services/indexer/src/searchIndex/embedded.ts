@@ -2,7 +2,7 @@ import type { MemoAttributes } from '@memex/contracts';
 import { checkpointAfterErase, openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { EncodedDocument, SparseVector } from '@memex/text';
 import { CatalogMemory, ModelMemory, type DenseSearchOptions } from './memory';
-import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, IndexedChunk, SearchIndex, StoredChunkText } from './port';
+import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from './port';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS catalog (
@@ -29,7 +29,8 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_by_memo ON chunks (memo_id, model);
 -- Every change names the memo it touched (or, with memo_id '', a model), so other processes
--- sharing the file reload just that; model '*catalog' marks a change of the memo's attributes alone.
+-- sharing the file reload just that: a memo's catalog row (model NULL), its chunks under one model,
+-- or its chunks under every model ('*', after a deletion or a new revision removed some).
 CREATE TABLE IF NOT EXISTS changes (
   seq     INTEGER PRIMARY KEY AUTOINCREMENT,
   memo_id TEXT NOT NULL,
@@ -37,9 +38,6 @@ CREATE TABLE IF NOT EXISTS changes (
   at      INTEGER NOT NULL
 );
 `;
-
-/** `changes.model` of a change to a memo's attributes that left its chunks as they were. */
-const CATALOG_ONLY = '*catalog';
 
 interface ChunkRow {
   model: string;
@@ -59,6 +57,9 @@ interface CatalogRow {
   version: number;
   memo: string | null;
 }
+
+/** In `changes.model` of a memo's change: its chunks changed under every model. */
+const ALL_MODELS = '*';
 
 /** Changes older than this are pruned; a process further behind reloads everything. */
 const CHANGE_RETENTION_MS = 60 * 60 * 1000;
@@ -221,21 +222,19 @@ export class EmbeddedSearchIndex implements SearchIndex {
       this.reloadAll();
       return;
     }
-    const memos = new Set<string>();
-    const attributesOnly = new Set<string>();
+    // Per memo: its catalog row is reloaded; its chunks only under the models whose chunks changed
+    // (a catalog-only change, such as a summary or tags, leaves the vectors in memory alone).
+    const memos = new Map<string, Set<string>>();
     const models = new Set<string>();
     for (const change of this.stmts.changesSince.iterate(this.lastSeq)) {
       this.lastSeq = change.seq;
-      if (change.memo_id === '' && change.model) models.add(change.model);
-      else if (change.model === CATALOG_ONLY) attributesOnly.add(change.memo_id);
-      else memos.add(change.memo_id);
-    }
-    // A summary, tags or a title change: the catalog entry alone. Reloading the memo's chunks here
-    // cost seconds for a memo of 20k chunks, during which every search waited.
-    for (const memoId of attributesOnly) {
-      if (memos.has(memoId)) continue;
-      const row = this.stmts.catalogRow.get(memoId);
-      if (row) this.catalog.set(toEntry(row));
+      if (change.memo_id === '' && change.model) {
+        models.add(change.model);
+        continue;
+      }
+      let chunked = memos.get(change.memo_id);
+      if (!chunked) memos.set(change.memo_id, (chunked = new Set()));
+      if (change.model !== null) chunked.add(change.model);
     }
     for (const model of models) {
       const memory = this.models.get(model);
@@ -243,10 +242,12 @@ export class EmbeddedSearchIndex implements SearchIndex {
       if (!stored) this.models.delete(model);
       else if (memory) this.loadModel(model, stored.dimension);
     }
-    for (const memoId of memos) {
+    for (const [memoId, chunked] of memos) {
       const row = this.stmts.catalogRow.get(memoId);
       if (row) this.catalog.set(toEntry(row));
+      if (chunked.size === 0) continue;
       for (const [model, memory] of this.models) {
+        if (!chunked.has(model) && !chunked.has(ALL_MODELS)) continue;
         memory.removeMemo(memoId);
         for (const row of this.stmts.chunksOfMemo.iterate(memoId, model)) this.addRow(memory, row);
       }
@@ -261,22 +262,35 @@ export class EmbeddedSearchIndex implements SearchIndex {
     return result;
   }
 
+  private catalogWrite(update: CatalogUpdate): boolean {
+    const row = this.stmts.catalogRow.get(update.memoId);
+    if (row && row.version >= update.version) return false;
+    const previous = row?.memo ? (JSON.parse(row.memo) as MemoAttributes) : null;
+    if (row && row.memo === null) return false; // deleted for good
+    this.stmts.upsertCatalog.run(update.memoId, update.projectId, update.version, update.memo ? JSON.stringify(update.memo) : null);
+    // A deletion or a new revision removes chunks; any other change is to attributes alone.
+    let chunksRemoved = false;
+    if (update.memo === null) {
+      this.stmts.deleteMemoChunks.run(update.memoId);
+      chunksRemoved = true;
+    } else if (previous && update.memo.revision > previous.revision) {
+      this.stmts.deleteOlderRevisions.run(update.memoId, update.memo.revision);
+      chunksRemoved = true;
+    }
+    this.stmts.logChange.run(update.memoId, chunksRemoved ? ALL_MODELS : null, Date.now());
+    return true;
+  }
+
   async applyCatalog(update: CatalogUpdate): Promise<boolean> {
-    const applied = this.write(() => {
-      const row = this.stmts.catalogRow.get(update.memoId);
-      if (row && row.version >= update.version) return false;
-      const previous = row?.memo ? (JSON.parse(row.memo) as MemoAttributes) : null;
-      if (row && row.memo === null) return false; // deleted for good
-      this.stmts.upsertCatalog.run(update.memoId, update.projectId, update.version, update.memo ? JSON.stringify(update.memo) : null);
-      let chunksChanged = true;
-      if (update.memo === null) this.stmts.deleteMemoChunks.run(update.memoId);
-      else if (previous && update.memo.revision > previous.revision) this.stmts.deleteOlderRevisions.run(update.memoId, update.memo.revision);
-      else chunksChanged = row === undefined;
-      this.stmts.logChange.run(update.memoId, chunksChanged ? null : CATALOG_ONLY, Date.now());
-      return true;
-    });
+    return (await this.applyCatalogs([update]))[0]!;
+  }
+
+  /** One transaction for all of them. */
+  async applyCatalogs(updates: readonly CatalogUpdate[]): Promise<boolean[]> {
+    if (updates.length === 0) return [];
+    const applied = this.write(() => updates.map((u) => this.catalogWrite(u)));
     // An erased memo's chunk text and attributes: zeroed in the file (secure_delete), and gone from the WAL.
-    if (applied && update.memo === null) checkpointAfterErase(this.db);
+    if (updates.some((u, i) => applied[i] && u.memo === null)) checkpointAfterErase(this.db);
     return applied;
   }
 
@@ -299,36 +313,44 @@ export class EmbeddedSearchIndex implements SearchIndex {
     if (!this.models.has(model)) this.loadModel(model, dimension);
   }
 
+  private chunksWrite(model: string, memo: { memoId: string; projectId: string; revision: number }, chunks: readonly IndexedChunk[]): boolean {
+    const row = this.stmts.catalogRow.get(memo.memoId);
+    if (row) {
+      if (row.memo === null) return false;
+      const known = JSON.parse(row.memo) as MemoAttributes;
+      if (known.revision > memo.revision) return false;
+    }
+    this.stmts.deleteMemoModelChunks.run(memo.memoId, model);
+    for (const c of chunks) {
+      this.stmts.insertChunk.run({
+        model,
+        chunk_id: c.chunkId,
+        memo_id: memo.memoId,
+        project_id: memo.projectId,
+        revision: memo.revision,
+        idx: c.index,
+        content: c.content,
+        dense: encodeDense(c.dense),
+        terms: encodeTerms(c.terms),
+      });
+    }
+    this.stmts.logChange.run(memo.memoId, model, Date.now());
+    return true;
+  }
+
   async putChunks(
     model: string,
     memo: { memoId: string; projectId: string; revision: number },
     chunks: readonly IndexedChunk[],
   ): Promise<boolean> {
+    return (await this.putChunksOfMemos(model, [{ memo, chunks }]))[0]!;
+  }
+
+  /** One transaction for all of them. */
+  async putChunksOfMemos(model: string, items: readonly ChunksOfMemo[]): Promise<boolean[]> {
     if (!this.models.has(model)) throw new Error(`model ${model} is not open`);
-    return this.write(() => {
-      const row = this.stmts.catalogRow.get(memo.memoId);
-      if (row) {
-        if (row.memo === null) return false;
-        const known = JSON.parse(row.memo) as MemoAttributes;
-        if (known.revision > memo.revision) return false;
-      }
-      this.stmts.deleteMemoModelChunks.run(memo.memoId, model);
-      for (const c of chunks) {
-        this.stmts.insertChunk.run({
-          model,
-          chunk_id: c.chunkId,
-          memo_id: memo.memoId,
-          project_id: memo.projectId,
-          revision: memo.revision,
-          idx: c.index,
-          content: c.content,
-          dense: encodeDense(c.dense),
-          terms: encodeTerms(c.terms),
-        });
-      }
-      this.stmts.logChange.run(memo.memoId, model, Date.now());
-      return true;
-    });
+    if (items.length === 0) return [];
+    return this.write(() => items.map(({ memo, chunks }) => this.chunksWrite(model, memo, chunks)));
   }
 
   async getChunks(model: string, memoId: string): Promise<StoredChunkText[]> {

@@ -34,6 +34,12 @@ export interface IndexedChunk {
   terms: EncodedDocument;
 }
 
+/** One memo revision's chunks, for `putChunksOfMemos`. */
+export interface ChunksOfMemo {
+  memo: { memoId: string; projectId: string; revision: number };
+  chunks: readonly IndexedChunk[];
+}
+
 /** A stored chunk's text, for re-embedding it (e.g. under a new memo title). */
 export interface StoredChunkText {
   chunkId: string;
@@ -77,6 +83,8 @@ export interface SearchIndex {
    * the older revision's chunks unfindable at once (and removes them). Returns whether it applied.
    */
   applyCatalog(update: CatalogUpdate): Promise<boolean>;
+  /** `applyCatalog` of each update in order, in one write where the store can; whether each applied. */
+  applyCatalogs(updates: readonly CatalogUpdate[]): Promise<boolean[]>;
   getCatalog(memoId: string): Promise<CatalogEntry | undefined>;
 
   /** Makes room for a model's chunks (idempotent). */
@@ -88,6 +96,8 @@ export interface SearchIndex {
    * when the catalog catches up.
    */
   putChunks(model: string, memo: { memoId: string; projectId: string; revision: number }, chunks: readonly IndexedChunk[]): Promise<boolean>;
+  /** `putChunks` of several memos under one model, in one write where the store can; whether each was stored. */
+  putChunksOfMemos(model: string, items: readonly ChunksOfMemo[]): Promise<boolean[]>;
 
   /** The stored chunks of a memo under `model` (any revision stored), in order; empty if none. */
   getChunks(model: string, memoId: string): Promise<StoredChunkText[]>;

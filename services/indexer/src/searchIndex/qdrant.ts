@@ -43,7 +43,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import type { MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, idf, weighDocument, type EncodedDocument, type SparseVector } from '@memex/text';
-import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, IndexedChunk, SearchIndex, StoredChunkText } from './port';
+import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from './port';
 import { compareChunks } from './topK';
 import {
   FILTER_KEYWORD_FIELDS,
@@ -295,6 +295,13 @@ export class QdrantSearchIndex implements SearchIndex {
     return payload && entryOf(payload);
   }
 
+  /** One by one, in order: each update's version check reads what the one before wrote. */
+  async applyCatalogs(updates: readonly CatalogUpdate[]): Promise<boolean[]> {
+    const applied: boolean[] = [];
+    for (const update of updates) applied.push(await this.applyCatalog(update));
+    return applied;
+  }
+
   async applyCatalog(update: CatalogUpdate): Promise<boolean> {
     await this.ensureCatalog();
     const { memo } = update;
@@ -384,6 +391,13 @@ export class QdrantSearchIndex implements SearchIndex {
   }
 
   // ---- chunks ----
+
+  /** One by one, in order (two revisions of one memo may come together). */
+  async putChunksOfMemos(model: string, items: readonly ChunksOfMemo[]): Promise<boolean[]> {
+    const stored: boolean[] = [];
+    for (const { memo, chunks } of items) stored.push(await this.putChunks(model, memo, chunks));
+    return stored;
+  }
 
   async putChunks(model: string, memo: { memoId: string; projectId: string; revision: number }, chunks: readonly IndexedChunk[]): Promise<boolean> {
     const collection = await this.resolve(model);

@@ -1,4 +1,4 @@
-import { openSqlite, type SqliteDatabase } from '@memex/runtime';
+import { groupCommit, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
 import { VersionConflictError, type AppendResult, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent } from './port';
 
 interface EventRow {
@@ -44,15 +44,18 @@ function toStored(row: EventRow): StoredEvent {
 
 /**
  * The embedded event store: one SQLite file (WAL), shareable by several memo processes on one
- * machine. `UNIQUE (stream, version)` is the optimistic-concurrency guard.
+ * machine. `UNIQUE (stream, version)` is the optimistic-concurrency guard. Writes of concurrent
+ * commands share a commit (`GroupCommit`); each still succeeds or fails alone.
  */
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite' as const;
   private readonly db: SqliteDatabase;
+  private readonly commits: GroupCommit;
   private readonly stmts;
 
   constructor(pathOrDb: string | SqliteDatabase) {
     this.db = typeof pathOrDb === 'string' ? openSqlite(pathOrDb) : pathOrDb;
+    this.commits = groupCommit(this.db);
     this.db.exec(SCHEMA);
     this.stmts = {
       read: this.db.prepare<[string], EventRow>('SELECT * FROM events WHERE stream = ? ORDER BY version'),
@@ -77,31 +80,30 @@ export class SqliteEventStore implements EventStore {
     return { version: events.at(-1)?.version ?? 0, events };
   }
 
-  private write(streamName: string, events: readonly NewEvent[], expectedVersion: number, erase: boolean): AppendResult {
-    const run = this.db.transaction((): AppendResult => {
-      const current = this.stmts.version.get(streamName)?.v ?? 0;
-      if (current !== expectedVersion) throw new VersionConflictError(streamName, expectedVersion);
-      if (erase) this.stmts.erase.run(streamName);
-      const stored: StoredEvent[] = [];
-      let version = expectedVersion;
-      for (const e of events) {
-        version += 1;
-        const info = this.stmts.insert.run({
-          id: e.id,
-          stream: streamName,
-          version,
-          type: e.type,
-          data: JSON.stringify(e.data),
-          meta: JSON.stringify(e.meta),
-          occurred_at: e.occurredAt,
-          subject: e.meta.subject ?? null,
-        });
-        stored.push({ ...e, streamName, version, position: Number(info.lastInsertRowid) });
-      }
-      return { nextVersion: version, events: stored };
-    });
+  private async write(streamName: string, events: readonly NewEvent[], expectedVersion: number, erase: boolean): Promise<AppendResult> {
     try {
-      return run.immediate();
+      return await this.commits.run((): AppendResult => {
+        const current = this.stmts.version.get(streamName)?.v ?? 0;
+        if (current !== expectedVersion) throw new VersionConflictError(streamName, expectedVersion);
+        if (erase) this.stmts.erase.run(streamName);
+        const stored: StoredEvent[] = [];
+        let version = expectedVersion;
+        for (const e of events) {
+          version += 1;
+          const info = this.stmts.insert.run({
+            id: e.id,
+            stream: streamName,
+            version,
+            type: e.type,
+            data: JSON.stringify(e.data),
+            meta: JSON.stringify(e.meta),
+            occurred_at: e.occurredAt,
+            subject: e.meta.subject ?? null,
+          });
+          stored.push({ ...e, streamName, version, position: Number(info.lastInsertRowid) });
+        }
+        return { nextVersion: version, events: stored };
+      });
     } catch (error) {
       if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && /stream/.test(String(error))) {
         throw new VersionConflictError(streamName, expectedVersion, { cause: error });
@@ -124,10 +126,9 @@ export class SqliteEventStore implements EventStore {
   }
 
   async markPublished(eventIds: readonly string[]): Promise<void> {
-    const mark = this.db.transaction((ids: readonly string[]) => {
-      for (const id of ids) this.stmts.markPublished.run(id);
+    await this.commits.run(() => {
+      for (const id of eventIds) this.stmts.markPublished.run(id);
     });
-    mark(eventIds);
   }
 
   async close(): Promise<void> {

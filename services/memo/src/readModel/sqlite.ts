@@ -1,5 +1,5 @@
 import { matchesFilters } from '@memex/contracts';
-import { openSqlite, type SqliteDatabase } from '@memex/runtime';
+import { groupCommit, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
 import { filterable, foldTitle, type MemoListPage, type MemoReadModel, type MemoRecord, type TitleSearch } from './port';
 
 const SCHEMA = `
@@ -36,10 +36,13 @@ const toRecord = (row: Row): MemoRecord => ({ projectId: row.project_id, version
 export class SqliteMemoReadModel implements MemoReadModel {
   readonly kind = 'sqlite' as const;
   private readonly db: SqliteDatabase;
+  /** Shared with the event store on the same connection: one commit for a turn's writes. */
+  private readonly commits: GroupCommit;
   private readonly stmts;
 
   constructor(pathOrDb: string | SqliteDatabase) {
     this.db = typeof pathOrDb === 'string' ? openSqlite(pathOrDb) : pathOrDb;
+    this.commits = groupCommit(this.db);
     this.db.exec(SCHEMA);
     this.stmts = {
       get: this.db.prepare<[string], Row>('SELECT project_id, version, doc FROM memos WHERE memo_id = ?'),
@@ -102,7 +105,7 @@ export class SqliteMemoReadModel implements MemoReadModel {
   }
 
   async upsert(record: MemoRecord): Promise<void> {
-    const write = this.db.transaction(() => {
+    await this.commits.run(() => {
       const removed = this.stmts.removedVersion.get(record.memo.uuid);
       if (removed && removed.version >= record.version) return;
       this.stmts.upsert.run({
@@ -116,15 +119,13 @@ export class SqliteMemoReadModel implements MemoReadModel {
         doc: JSON.stringify(record.memo),
       });
     });
-    write.immediate();
   }
 
   async remove(projectId: string, memoId: string, version: number): Promise<void> {
-    const write = this.db.transaction(() => {
+    await this.commits.run(() => {
       this.stmts.tombstone.run(memoId, projectId, version);
       this.stmts.remove.run(memoId);
     });
-    write.immediate();
   }
 
   async searchTitles(projectId: string, { mode, query, filters, limit }: TitleSearch): Promise<MemoRecord[]> {
