@@ -521,8 +521,13 @@ describe('container images (deploy/docker)', () => {
     expect(targets.get('base-runtime')).toMatchObject({ dockerfile: '"deploy/docker/base.Dockerfile"', target: '"runtime"' });
     expect(targets.get('base-build')).toMatchObject({ target: '"workspace"' });
     const bake = readFileSync(join(DOCKER_DIR, 'docker-bake.hcl'), 'utf8');
-    const dockerfiles = readdirSync(DOCKER_DIR).filter((f) => f.endsWith('.Dockerfile'));
+    // workspace.Dockerfile is podman's copy of base.Dockerfile's workspace stage (its builder cannot
+    // take a stage of another build): bake builds the stage itself, and the two must not drift.
+    const dockerfiles = readdirSync(DOCKER_DIR).filter((f) => f.endsWith('.Dockerfile') && f !== 'workspace.Dockerfile');
     expect(dockerfiles.filter((f) => !bake.includes(`deploy/docker/${f}`))).toEqual([]);
+    const steps = (text: string) => text.split('\n').filter((l) => /^(COPY|RUN) /.test(l));
+    const base = readFileSync(join(DOCKER_DIR, 'base.Dockerfile'), 'utf8');
+    expect(steps(readFileSync(join(DOCKER_DIR, 'workspace.Dockerfile'), 'utf8'))).toEqual(steps(base.slice(base.indexOf('FROM deps AS workspace'))));
     // The images the Kubernetes manifests run are the ones bake tags by default.
     for (const { object } of workloads().filter(({ label }) => label.startsWith('base/'))) {
       for (const container of template(object)!.spec.containers) {
