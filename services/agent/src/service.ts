@@ -73,6 +73,7 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
       logger: logger.child({ consumer: Consumers.agent }),
       concurrency: 2,
       batchSize: 32,
+      lingerMs: 20,
       // Only a new content revision is summarized; other events are acknowledged unopened.
       types: ['MemoCreated', 'MemoContentChanged'],
       metrics,

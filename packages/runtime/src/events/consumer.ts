@@ -33,6 +33,8 @@ export interface ConsumeMemoEventsOptions {
    */
   handleBatch?: (events: { event: MemoEventMessage; context: EventContext }[]) => Promise<void | BatchResults>;
   batchSize?: number;
+  /** See `RunConsumerOptions.lingerMs`. */
+  lingerMs?: number;
   /**
    * The event types this consumer acts on: any other is acknowledged unopened (no key read, no
    * decryption). Default: every type.
@@ -101,7 +103,7 @@ type Opened = { kind: 'event'; event: MemoEventMessage; context: EventContext } 
 
 /** Runs a durable consumer of memo events; a handler that throws is retried with backoff. */
 export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<ConsumerRunner> {
-  const { js, consumer, logger, concurrency = 8, onDeadLetter, metrics, retry, keyring, batchSize } = options;
+  const { js, consumer, logger, concurrency = 8, onDeadLetter, metrics, retry, keyring, batchSize, lingerMs } = options;
   const wanted = options.types ? new Set<string>(options.types) : undefined;
   const handleBatch = options.handleBatch;
   const handle =
@@ -159,6 +161,7 @@ export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<Co
     ...(handleBatch
       ? {
           batchSize: batchSize ?? 64,
+          ...(lingerMs !== undefined ? { lingerMs } : {}),
           handleBatch: async (msgs: JsMsg[]) => {
             const opened = await Promise.all(msgs.map(open));
             const events = opened.flatMap((o) => (o.kind === 'event' ? [{ event: o.event, context: o.context }] : []));
