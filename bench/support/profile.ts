@@ -73,7 +73,7 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sor
     if (values.stacks) {
       const at = chain.findIndex((l) => l.includes(values.stacks!));
       if (at >= 0) {
-        const key = chain.slice(at, at + 12).join(' < ');
+        const key = chain.slice(at, at + Number(process.env.PROFILE_DEPTH ?? 12)).join(' < ');
         paths.set(key, (paths.get(key) ?? 0) + us);
       }
     }

@@ -24,8 +24,8 @@ export type { CommandContext, CommandHandlers } from './commands/processor';
 export { query, serveQuery } from './queries/query';
 export type { QueryContext, QueryHandler, QueryOptions } from './queries/query';
 
-export { consumeMemoEvents, openEvent } from './events/consumer';
-export type { ConsumeMemoEventsOptions, EventContext } from './events/consumer';
+export { consumeMemoEvents, openEvent, settleEach, Slots } from './events/consumer';
+export type { BatchResults, ConsumeMemoEventsOptions, EventContext } from './events/consumer';
 
 export { pingService, serveHealth } from './health/health';
 export { startHealthServer } from './health/httpHealth';

@@ -15,6 +15,8 @@ import {
   instanceId as newInstanceId,
   serveHealth,
   startHealthServer,
+  settleEach,
+  Slots,
   type ConsumerRunner,
   type Logger,
 } from '@memex/runtime';
@@ -62,18 +64,23 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
     logger,
   });
 
+  // AGENT_CONCURRENCY memos are summarized at once, whichever batch they came in.
+  const summarizing = new Slots(config.AGENT_CONCURRENCY);
   const runners: ConsumerRunner[] = [
     await consumeMemoEvents({
       js,
       consumer: Consumers.agent,
       logger: logger.child({ consumer: Consumers.agent }),
-      concurrency: config.AGENT_CONCURRENCY,
+      concurrency: 2,
+      batchSize: 32,
+      lingerMs: 20,
       // Only a new content revision is summarized; other events are acknowledged unopened.
       types: ['MemoCreated', 'MemoContentChanged'],
       metrics,
       retry: retryOverrides(config),
       keyring,
-      handle: (event, ctx) => summaries.handle(event, ctx.logger),
+      // Each event succeeds or fails alone: a failed summary is retried without redoing the others.
+      handleBatch: (events) => settleEach(events, ({ event, context }) => summaries.handle(event, context.logger), summarizing),
       onDeadLetter: (event, error) => summaries.recordFailure(event, error),
     }),
   ];

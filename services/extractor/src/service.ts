@@ -14,6 +14,8 @@ import {
   instanceId as newInstanceId,
   serveHealth,
   serveMetrics,
+  settleEach,
+  Slots,
   startHealthServer,
   type Logger,
 } from '@memex/runtime';
@@ -65,17 +67,22 @@ export async function startExtractorService(config: ExtractorConfig, overrides: 
     logger,
     metrics,
   });
+  const extracting = new Slots(config.EXTRACT_CONCURRENCY);
   const runner = await consumeMemoEvents({
     js,
     consumer: Consumers.extractor,
     logger: logger.child({ consumer: Consumers.extractor }),
-    concurrency: config.EXTRACT_CONCURRENCY,
+    // Batches of events; the documents among them are extracted EXTRACT_CONCURRENCY at a time.
+    concurrency: 2,
+    batchSize: 32,
+    // Nearly every event is one to skip: gathering them costs an upload 50 ms and saves a write each.
+    lingerMs: 50,
     // Uploads arrive as MemoCreated, erasures as MemoDeleted; other events are acknowledged unopened.
     types: ['MemoCreated', 'MemoDeleted'],
     metrics,
     retry: retryOverrides(config),
     keyring,
-    handle: (event, ctx) => processor.handle(event, ctx.logger),
+    handleBatch: (events) => settleEach(events, ({ event, context }) => processor.handle(event, context.logger), extracting),
     onDeadLetter: (event, error) => processor.recordFailure(event, error),
   });
   const check = async () => ({ ready: !nc.isClosed(), details: { blobs: blobs.kind, concurrency: config.EXTRACT_CONCURRENCY } });

@@ -27,11 +27,14 @@ export interface ConsumeMemoEventsOptions {
   handle?: (event: MemoEventMessage, context: EventContext) => Promise<void>;
   /**
    * Handles the events that arrived together (up to `batchSize`), as idempotent as `handle`, and
-   * resolves once all of them are done; only then are they acknowledged. When it throws, each event
-   * is handled again alone, so one bad event is retried and dead-lettered alone.
+   * resolves once all of them are done (or with one entry per event: `undefined` for done,
+   * `{ error }` for one that failed and is retried alone); only then are they acknowledged. When it
+   * throws, each event is handled again alone, so one bad event is retried and dead-lettered alone.
    */
-  handleBatch?: (events: { event: MemoEventMessage; context: EventContext }[]) => Promise<void>;
+  handleBatch?: (events: { event: MemoEventMessage; context: EventContext }[]) => Promise<void | BatchResults>;
   batchSize?: number;
+  /** See `RunConsumerOptions.lingerMs`. */
+  lingerMs?: number;
   /**
    * The event types this consumer acts on: any other is acknowledged unopened (no key read, no
    * decryption). Default: every type.
@@ -54,15 +57,63 @@ export async function openEvent(keyring: Keyring, event: MemoEventMessage): Prom
   return { ...envelope, data: body.data, memo: body.memo } as MemoEventMessage;
 }
 
+/** Per event of a batch, in order: `undefined` when done, `{ error }` when it failed. */
+export type BatchResults = readonly ({ error: unknown } | undefined)[];
+
+/** At most `size` tasks at once across every caller; the others wait their turn (first come, first served). */
+export class Slots {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.free = Math.max(1, size);
+  }
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free -= 1;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await fn();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free += 1;
+    }
+  }
+}
+
+/**
+ * Runs `fn` on every item (within `slots` when given, else all at once) and waits for all of them:
+ * the results say which failed, for a `handleBatch` whose events succeed or fail one by one.
+ */
+export async function settleEach<T>(items: readonly T[], fn: (item: T) => Promise<unknown>, slots?: Slots): Promise<BatchResults> {
+  return Promise.all(
+    items.map(async (item) => {
+      try {
+        await (slots ? slots.run(() => fn(item)) : fn(item));
+        return undefined;
+      } catch (error) {
+        return { error };
+      }
+    }),
+  );
+}
+
 type Opened = { kind: 'event'; event: MemoEventMessage; context: EventContext } | { kind: 'settled'; outcome: Disposition };
 
 /** Runs a durable consumer of memo events; a handler that throws is retried with backoff. */
 export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<ConsumerRunner> {
-  const { js, consumer, logger, concurrency = 8, onDeadLetter, metrics, retry, keyring, batchSize } = options;
+  const { js, consumer, logger, concurrency = 8, onDeadLetter, metrics, retry, keyring, batchSize, lingerMs } = options;
   const wanted = options.types ? new Set<string>(options.types) : undefined;
   const handleBatch = options.handleBatch;
   const handle =
-    options.handle ?? (handleBatch ? (event: MemoEventMessage, context: EventContext) => handleBatch([{ event, context }]) : undefined);
+    options.handle ??
+    (handleBatch
+      ? async (event: MemoEventMessage, context: EventContext) => {
+          const [result] = (await handleBatch([{ event, context }])) ?? [];
+          if (result) throw result.error;
+        }
+      : undefined);
   if (!handle) throw new Error('consumeMemoEvents needs handle or handleBatch');
   const parse = (msg: JsMsg) => decodeJson<MemoEventMessage>(msg.data);
 
@@ -110,12 +161,19 @@ export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<Co
     ...(handleBatch
       ? {
           batchSize: batchSize ?? 64,
+          ...(lingerMs !== undefined ? { lingerMs } : {}),
           handleBatch: async (msgs: JsMsg[]) => {
             const opened = await Promise.all(msgs.map(open));
             const events = opened.flatMap((o) => (o.kind === 'event' ? [{ event: o.event, context: o.context }] : []));
             // Throws for the whole batch: the runner then handles each message alone.
-            if (events.length > 0) await handleBatch(events);
-            return opened.map((o) => (o.kind === 'settled' ? o.outcome : { kind: 'ack' as const }));
+            const results = events.length > 0 ? await handleBatch(events) : undefined;
+            if (results && results.length !== events.length) throw new Error(`batch handler reported ${results.length} of ${events.length} events`);
+            let at = 0;
+            return opened.map((o): Disposition => {
+              if (o.kind === 'settled') return o.outcome;
+              const result = results?.[at++];
+              return result ? { kind: 'retry', error: result.error } : { kind: 'ack' };
+            });
           },
         }
       : {}),

@@ -35,6 +35,12 @@ export interface RunConsumerOptions {
   handleBatch?: (msgs: JsMsg[]) => Promise<Disposition[]>;
   /** Most messages in one `handleBatch` call (default 64). */
   batchSize?: number;
+  /**
+   * How long a worker waits for a batch to fill before it starts on fewer messages (default 0: it
+   * starts on what has arrived). A few milliseconds turn a trickle of messages into batches: one
+   * pull, one handler call and one write of acks for many, at that much latency.
+   */
+  lingerMs?: number;
   /** Called after a message is moved to the dead-letter stream. */
   onDeadLetter?: (msg: JsMsg, error: unknown) => Promise<void>;
   metrics?: Metrics;
@@ -59,6 +65,7 @@ export async function runConsumer(options: RunConsumerOptions): Promise<Consumer
   const batchSeconds = handleBatch ? metrics?.histogram('memex_consumer_batch_seconds', 'Time to handle one batch of messages') : undefined;
   const policy = consumerPolicy(consumer, retry);
   const batchSize = handleBatch ? Math.max(1, options.batchSize ?? 64) : 1;
+  const lingerMs = Math.max(0, options.lingerMs ?? 0);
   const c = await js.consumers.get(stream, consumer);
   // Enough in hand that the next batches are waiting while one is handled.
   const messages = await c.consume({ max_messages: Math.max(1, concurrency * batchSize * (handleBatch ? 2 : 1)) });
@@ -79,11 +86,15 @@ export async function runConsumer(options: RunConsumerOptions): Promise<Consumer
     return outcome;
   };
 
-  const settle = async (msg: JsMsg, outcome: Disposition): Promise<void> => {
+  /**
+   * Acks and naks at once (synchronously: the acks of a batch leave in one socket write); a message
+   * out of deliveries is dead-lettered, and the returned promise waits for that.
+   */
+  const settle = (msg: JsMsg, outcome: Disposition): Promise<void> | undefined => {
     if (outcome.kind === 'ack') {
       msg.ack();
       handled?.inc({ consumer, outcome: 'ack' });
-      return;
+      return undefined;
     }
     const requestId = msg.headers?.get(Headers.requestId);
     const log = requestId ? logger.child({ requestId }) : logger;
@@ -92,19 +103,21 @@ export async function runConsumer(options: RunConsumerOptions): Promise<Consumer
       log.warn({ err: outcome.error, subject: msg.subject, attempt }, 'handler failed; will retry');
       msg.nak(backoffMs(attempt, policy.backoffBaseMs));
       handled?.inc({ consumer, outcome: 'retry' });
-      return;
+      return undefined;
     }
     handled?.inc({ consumer, outcome: 'dead_letter' });
     log.error({ err: outcome.error, subject: msg.subject, attempt }, 'handler failed for good; dead-lettering');
-    await deadLetter(js, consumer, msg, outcome.error);
-    if (onDeadLetter) {
-      try {
-        await onDeadLetter(msg, outcome.error);
-      } catch (error) {
-        logger.error({ err: error }, 'dead-letter callback failed');
+    return (async () => {
+      await deadLetter(js, consumer, msg, outcome.error);
+      if (onDeadLetter) {
+        try {
+          await onDeadLetter(msg, outcome.error);
+        } catch (error) {
+          logger.error({ err: error }, 'dead-letter callback failed');
+        }
       }
-    }
-    msg.term('dead-lettered');
+      msg.term('dead-lettered');
+    })();
   };
 
   const process = async (msg: JsMsg): Promise<void> => {
@@ -131,7 +144,8 @@ export async function runConsumer(options: RunConsumerOptions): Promise<Consumer
         outcomes = [];
         for (const msg of msgs) outcomes.push(await handleOne(msg));
       }
-      for (const [i, msg] of msgs.entries()) await settle(msg, outcomes[i]!);
+      const deadLetters = msgs.map((msg, i) => settle(msg, outcomes[i]!));
+      await Promise.all(deadLetters);
     } finally {
       clearInterval(beat);
     }
@@ -164,6 +178,7 @@ export async function runConsumer(options: RunConsumerOptions): Promise<Consumer
       if (queue.length > 0) {
         // Let the rest of a burst that arrived with this message land in the queue first.
         await new Promise((r) => setImmediate(r));
+        if (lingerMs > 0 && queue.length < batchSize && !stopping) await new Promise((r) => setTimeout(r, lingerMs));
         // Another worker may have taken them meanwhile.
         if (queue.length === 0) continue;
         // A redelivered message (it failed before, perhaps in a batch) goes alone.
