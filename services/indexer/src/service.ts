@@ -46,7 +46,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config) });
   const js = jetstream(nc);
 
-  const index = await openSearchIndex(config);
+  const index = await openSearchIndex(config, logger);
   const reranker = await openReranker(config);
   const models = new ModelSet(
     (model) => {

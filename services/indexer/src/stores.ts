@@ -1,10 +1,11 @@
 import { join } from 'node:path';
+import type { Logger } from '@memex/runtime';
 import type { IndexerConfig } from './config';
 import { EmbeddedSearchIndex } from './searchIndex/embedded';
 import type { SearchIndex } from './searchIndex/port';
 
 /** Qdrant when QDRANT_URL is set; otherwise the embedded index in the data directory. */
-export async function openSearchIndex(config: IndexerConfig): Promise<SearchIndex> {
+export async function openSearchIndex(config: IndexerConfig, logger?: Logger): Promise<SearchIndex> {
   if (config.QDRANT_URL) {
     const { QdrantSearchIndex } = await import('./searchIndex/qdrant');
     return QdrantSearchIndex.connect(config.QDRANT_URL, {
@@ -13,5 +14,8 @@ export async function openSearchIndex(config: IndexerConfig): Promise<SearchInde
       bm25AvgDocLength: config.QDRANT_BM25_AVG_DOC_LENGTH,
     });
   }
-  return new EmbeddedSearchIndex(join(config.MEMEX_DATA_DIR, 'indexer', 'index.db'));
+  return new EmbeddedSearchIndex(join(config.MEMEX_DATA_DIR, 'indexer', 'index.db'), {
+    // A graph built rather than loaded at start is worth knowing about: it takes minutes at a million chunks.
+    onGraph: (event) => logger?.info(event, event.outcome === 'loaded' ? 'HNSW graph loaded' : 'HNSW graph built'),
+  });
 }

@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
 import type { MemoAttributes } from '@memex/contracts';
 import { checkpointAfterErase, openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { EncodedDocument, SparseVector } from '@memex/text';
-import { CatalogMemory, ModelMemory, type DenseSearchOptions } from './memory';
+import { GraphFiles } from './graphFiles';
+import { CatalogMemory, ModelMemory, type DenseSearchOptions, type SavedGraph } from './memory';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from './port';
 
 const SCHEMA = `
@@ -10,6 +13,11 @@ CREATE TABLE IF NOT EXISTS catalog (
   project_id TEXT NOT NULL,
   version    INTEGER NOT NULL,
   memo       TEXT
+);
+-- key 'instance': this file's identity, which saved graphs name.
+CREATE TABLE IF NOT EXISTS info (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS models (
   model     TEXT PRIMARY KEY,
@@ -60,6 +68,28 @@ interface CatalogRow {
 
 /** In `changes.model` of a memo's change: its chunks changed under every model. */
 const ALL_MODELS = '*';
+
+/** What became of a project's HNSW graph when its model was loaded. */
+export interface GraphLoadEvent {
+  model: string;
+  projectId: string;
+  /** `loaded`: the saved graph, brought up to date; `built`: a new one, with why the saved one was not used. */
+  outcome: 'loaded' | 'built';
+  reason?: string;
+  /** The project's chunks, and the time taken to load or build its graph. */
+  chunks: number;
+  ms: number;
+}
+
+export interface EmbeddedIndexOptions {
+  dense?: Partial<DenseSearchOptions>;
+  /**
+   * Where HNSW graphs are saved, to be loaded at the next start instead of rebuilt: by default a
+   * directory beside the SQLite file (`index.graphs` for `index.db`); false keeps them in memory only.
+   */
+  graphDir?: string | false;
+  onGraph?: (event: GraphLoadEvent) => void;
+}
 
 /** Changes older than this are pruned; a process further behind reloads everything. */
 const CHANGE_RETENTION_MS = 60 * 60 * 1000;
@@ -124,13 +154,19 @@ export class EmbeddedSearchIndex implements SearchIndex {
   private dirty = false;
   private writes = 0;
   private readonly stmts;
+  private readonly graphs: GraphFiles | undefined;
+  private readonly instance: string;
 
   constructor(
     path: string,
-    private readonly options: { dense?: Partial<DenseSearchOptions> } = {},
+    private readonly options: EmbeddedIndexOptions = {},
   ) {
     this.db = openSqlite(path);
     this.db.exec(SCHEMA);
+    this.db.prepare(`INSERT OR IGNORE INTO info (key, value) VALUES ('instance', ?)`).run(randomUUID());
+    this.instance = this.db.prepare<[], { value: string }>(`SELECT value FROM info WHERE key = 'instance'`).get()!.value;
+    const graphDir = options.graphDir ?? join(dirname(path), `${basename(path).replace(/\.db$/, '')}.graphs`);
+    this.graphs = graphDir === false ? undefined : new GraphFiles(graphDir);
     this.stmts = {
       catalogRow: this.db.prepare<[string], CatalogRow>('SELECT * FROM catalog WHERE memo_id = ?'),
       allCatalog: this.db.prepare<[], CatalogRow>('SELECT * FROM catalog'),
@@ -156,6 +192,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
       changesSince: this.db.prepare<[number], { seq: number; memo_id: string; model: string | null }>(
         'SELECT seq, memo_id, model FROM changes WHERE seq > ? ORDER BY seq',
       ),
+      changedSince: this.db.prepare<[number], { memo_id: string; model: string | null }>('SELECT DISTINCT memo_id, model FROM changes WHERE seq > ?'),
       minSeq: this.db.prepare<[], { s: number | null }>('SELECT MIN(seq) AS s FROM changes'),
       maxSeq: this.db.prepare<[], { s: number | null }>('SELECT MAX(seq) AS s FROM changes'),
       prune: this.db.prepare<[number]>('DELETE FROM changes WHERE at < ?'),
@@ -183,8 +220,73 @@ export class EmbeddedSearchIndex implements SearchIndex {
     });
     memory.beginBulkLoad();
     for (const row of this.stmts.chunksOfModel.iterate(model)) this.addRow(memory, row);
-    memory.endBulkLoad();
+    const rejected = new Map<string, string>();
+    const outcomes = memory.endBulkLoad((projectId) => {
+      const saved = this.savedGraph(model, memory, projectId);
+      if (!('reason' in saved)) return saved;
+      rejected.set(projectId, saved.reason);
+      return undefined;
+    });
     this.models.set(model, memory);
+    for (const { projectId, adopted, chunks, ms } of outcomes) {
+      // A graph just built is saved at once, so that even a crash later does not cost the build again.
+      if (!adopted) this.saveGraph(model, memory, projectId);
+      this.options.onGraph?.(
+        adopted
+          ? { model, projectId, outcome: 'loaded', chunks, ms }
+          : { model, projectId, outcome: 'built', reason: rejected.get(projectId) ?? 'saved graph did not fit the chunks', chunks, ms },
+      );
+    }
+  }
+
+  /**
+   * A project's saved graph, if it was saved from this file, with settings like these, and the
+   * change log still holds every change since (their memos are then replaced in it); else why not.
+   */
+  private savedGraph(model: string, memory: ModelMemory, projectId: string): SavedGraph | { reason: string } {
+    if (!this.graphs) return { reason: 'graphs are not saved' };
+    let loaded: ReturnType<GraphFiles['load']>;
+    try {
+      loaded = this.graphs.load(model, projectId, { instance: this.instance, dimension: memory.dimension, dense: memory.denseOptions });
+    } catch (error) {
+      return { reason: `unreadable: ${(error as Error).message}` }; // (usearch refuses a file of another format version, say)
+    }
+    if ('reason' in loaded) return loaded;
+    const { seq } = loaded.meta;
+    const newest = this.stmts.maxSeq.get()?.s ?? 0;
+    const oldest = this.stmts.minSeq.get()?.s ?? 0;
+    if (seq > newest) return { reason: 'saved after the last change this file knows' };
+    if (seq < newest && oldest > seq + 1) return { reason: 'the change log no longer reaches back to it' };
+    const changedMemos = new Set<string>();
+    for (const change of this.stmts.changedSince.iterate(seq)) {
+      if (change.memo_id === '') {
+        if (change.model === model) return { reason: 'the model was reset since' };
+      } else changedMemos.add(change.memo_id);
+    }
+    return { index: loaded.index, chunkIds: loaded.chunkIds, changedMemos };
+  }
+
+  /** Saves a project's graph as of the last change applied; a failure only costs a rebuild later. */
+  private saveGraph(model: string, memory: ModelMemory, projectId: string): void {
+    const snapshot = memory.graphSnapshot(projectId);
+    if (!this.graphs || !snapshot) return;
+    const { connectivity, expansionAdd } = memory.denseOptions;
+    try {
+      this.graphs.save(
+        { instance: this.instance, model, projectId, dimension: memory.dimension, connectivity, expansionAdd, seq: this.lastSeq, count: snapshot.count },
+        snapshot.index,
+        snapshot.chunkIds,
+      );
+      memory.graphSaved(projectId);
+    } catch {
+      // (a full disk, say): the graph in memory is unaffected
+    }
+  }
+
+  /** Saves every graph that changed since it was loaded, built or saved. */
+  saveGraphs(): void {
+    this.sync();
+    for (const [model, memory] of this.models) for (const projectId of memory.unsavedGraphs()) this.saveGraph(model, memory, projectId);
   }
 
   /** Ids repeat across chunks of a memo and memos of a project: keep one copy of each string. */
@@ -399,9 +501,13 @@ export class EmbeddedSearchIndex implements SearchIndex {
       this.stmts.logChange.run('', model, Date.now());
     });
     this.models.delete(model);
+    this.graphs?.removeModel(model);
   }
 
+  /** Saves the graphs that changed, so the next start loads them, and closes the file. */
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    this.saveGraphs();
+    this.db.close();
   }
 }

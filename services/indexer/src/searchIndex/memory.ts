@@ -18,7 +18,43 @@ import type { CatalogEntry, ChunkCandidate } from './port';
 import { TopK } from './topK';
 
 const { Index, MetricKind, ScalarKind } = usearch;
-type AnnIndex = InstanceType<typeof Index>;
+export type AnnIndex = InstanceType<typeof Index>;
+
+/** An empty HNSW graph as the index builds them (int8 vectors, cosine), to build or to load into. */
+export function newAnnIndex(dimension: number, dense: Pick<DenseSearchOptions, 'connectivity' | 'expansionAdd' | 'expansionSearch'>): AnnIndex {
+  return new Index({
+    dimensions: dimension,
+    metric: MetricKind.Cos,
+    quantization: ScalarKind.I8,
+    connectivity: dense.connectivity,
+    expansion_add: dense.expansionAdd,
+    expansion_search: dense.expansionSearch,
+    multi: false,
+  });
+}
+
+/**
+ * A project's HNSW graph. Its keys are labels of its own, not slots, so that a graph saved to disk
+ * still fits after a restart numbers the slots differently: `slots[key]` is the key's slot, -1 once
+ * the chunk is gone.
+ */
+interface Graph {
+  index: AnnIndex;
+  slots: Int32Array;
+  /** Keys handed out so far (the next key). */
+  keys: number;
+  /** Changed since it was built, adopted or saved. */
+  changed: boolean;
+}
+
+/** A graph read back from disk, with the chunk each of its keys stood for when it was saved. */
+export interface SavedGraph {
+  index: AnnIndex;
+  /** By key; null for keys already removed when it was saved. */
+  chunkIds: readonly (string | null)[];
+  /** Memos changed since it was saved: their entries are dropped and their current chunks added. */
+  changedMemos: ReadonlySet<string>;
+}
 
 export interface StoredChunk {
   chunkId: string;
@@ -49,7 +85,7 @@ interface ProjectData {
   /** Live chunks and the sum of their lengths in terms (BM25's N and avgdl, per project). */
   chunks: number;
   totalLength: number;
-  ann: AnnIndex | undefined;
+  ann: Graph | undefined;
 }
 
 export interface DenseSearchOptions {
@@ -183,12 +219,17 @@ function quantize(v: Float32Array, out: Int8Array, offset: number): number {
   return scale;
 }
 
+/** Nodes a graph takes one at a time before parallel insertion starts. */
+const GRAPH_SEED = 1024;
+
 /** One model's chunks: int8 vectors in one growable array, postings and statistics per project. */
 export class ModelMemory {
   private codes: Int8Array;
   /** Each slot's int8 scale and its length in terms (BM25's dl), beside the codes for tight loops. */
   private scales: Float32Array;
   private lengths: Float32Array;
+  /** Each slot's key in its project's graph, -1 when it has none. */
+  private graphKeys: Int32Array;
   /** Per-query scratch for BM25 sums, indexed by slot; only the touched entries are reset. */
   private scratch = new Float64Array(0);
   private readonly slots: (StoredChunk | undefined)[] = [];
@@ -213,12 +254,17 @@ export class ModelMemory {
     this.codes = new Int8Array(initialCapacity * dimension);
     this.scales = new Float32Array(initialCapacity);
     this.lengths = new Float32Array(initialCapacity);
+    this.graphKeys = new Int32Array(initialCapacity).fill(-1);
     this.dense = { ...DEFAULT_DENSE_OPTIONS, ...options.dense };
     this.fullVector = options.fullVector;
   }
 
   get live(): number {
     return this.liveCount;
+  }
+
+  get denseOptions(): Readonly<DenseSearchOptions> {
+    return this.dense;
   }
 
   /** Whether `projectId` currently searches its dense vectors through an HNSW graph. */
@@ -231,11 +277,88 @@ export class ModelMemory {
     this.deferGraphs = true;
   }
 
-  endBulkLoad(): void {
+  /**
+   * Ends a bulk load: each project large enough gets its graph, the saved one when it still fits
+   * (see {@link adoptGraph}), else a new one. Says which projects took which, and how long it took.
+   */
+  endBulkLoad(saved: (projectId: string) => SavedGraph | undefined = () => undefined): { projectId: string; adopted: boolean; chunks: number; ms: number }[] {
     this.deferGraphs = false;
+    const outcomes: { projectId: string; adopted: boolean; chunks: number; ms: number }[] = [];
     for (const [projectId, project] of this.projects) {
-      if (!project.ann && project.chunks >= this.dense.annMinChunks) this.buildGraph(projectId, project);
+      if (project.ann || project.chunks < this.dense.annMinChunks) continue;
+      const started = performance.now();
+      const graph = saved(projectId);
+      const adopted = graph !== undefined && this.adoptGraph(projectId, project, graph);
+      if (!adopted) this.buildGraph(projectId, project);
+      outcomes.push({ projectId, adopted, chunks: project.chunks, ms: Math.round(performance.now() - started) });
     }
+    return outcomes;
+  }
+
+  /**
+   * Takes a saved graph as the project's if it still describes it: entries whose chunk is gone or
+   * whose memo changed since the save are removed, and live chunks it lacks are added, so it covers
+   * exactly the live chunks. Declined when that would touch more than a fifth of it (a new build
+   * is then about as quick and better connected) or when its shape differs from the settings.
+   */
+  private adoptGraph(projectId: string, project: ProjectData, saved: SavedGraph): boolean {
+    const { index, chunkIds, changedMemos } = saved;
+    if (index.dimensions() !== this.dimension || index.connectivity() !== this.dense.connectivity) return false;
+    const byId = new Map<string, number>();
+    const live: number[] = [];
+    for (let slot = 0; slot < this.slots.length; slot++) {
+      const chunk = this.slots[slot];
+      if (chunk?.projectId !== projectId) continue;
+      live.push(slot);
+      if (!changedMemos.has(chunk.memoId)) byId.set(chunk.chunkId, slot);
+    }
+    const graph: Graph = { index, slots: new Int32Array(Math.max(1, chunkIds.length)).fill(-1), keys: chunkIds.length, changed: false };
+    const stale: number[] = [];
+    chunkIds.forEach((id, key) => {
+      if (id === null) return;
+      const slot = byId.get(id);
+      if (slot === undefined || this.graphKeys[slot] !== -1) stale.push(key);
+      else {
+        graph.slots[key] = slot;
+        this.graphKeys[slot] = key;
+      }
+    });
+    const missing = live.filter((slot) => this.graphKeys[slot] === -1);
+    if (stale.length + missing.length > 0.2 * live.length) {
+      for (const slot of live) this.graphKeys[slot] = -1;
+      return false;
+    }
+    if (stale.length > 0) {
+      index.remove(BigUint64Array.from(stale, (key) => BigInt(key)));
+      graph.changed = true;
+    }
+    this.addToGraph(graph, missing);
+    project.ann = graph;
+    return true;
+  }
+
+  /** Projects whose graph changed since it was built, adopted or last marked saved. */
+  unsavedGraphs(): string[] {
+    return [...this.projects].filter(([, p]) => p.ann?.changed).map(([projectId]) => projectId);
+  }
+
+  /** A project's graph and the chunk under each of its keys (null once removed), for saving. */
+  graphSnapshot(projectId: string): { index: AnnIndex; chunkIds: (string | null)[]; count: number } | undefined {
+    const graph = this.projects.get(projectId)?.ann;
+    if (!graph) return undefined;
+    const chunkIds: (string | null)[] = new Array(graph.keys);
+    let count = 0;
+    for (let key = 0; key < graph.keys; key++) {
+      const slot = graph.slots[key]!;
+      chunkIds[key] = slot >= 0 ? this.slots[slot]!.chunkId : null;
+      if (slot >= 0) count += 1;
+    }
+    return { index: graph.index, chunkIds, count };
+  }
+
+  graphSaved(projectId: string): void {
+    const graph = this.projects.get(projectId)?.ann;
+    if (graph) graph.changed = false;
   }
 
   private project(projectId: string): ProjectData {
@@ -247,34 +370,49 @@ export class ModelMemory {
     return project;
   }
 
-  private newGraph(): AnnIndex {
-    return new Index({
-      dimensions: this.dimension,
-      metric: MetricKind.Cos,
-      quantization: ScalarKind.I8,
-      connectivity: this.dense.connectivity,
-      expansion_add: this.dense.expansionAdd,
-      expansion_search: this.dense.expansionSearch,
-      multi: false,
-    });
-  }
-
-  /** (Re)builds a project's graph from its live slots, adding them in one parallel batch. */
+  /** (Re)builds a project's graph from its live slots, adding them in parallel batches. */
   private buildGraph(projectId: string, project: ProjectData): void {
     project.ann = undefined;
     const live: number[] = [];
-    for (let slot = 0; slot < this.slots.length; slot++) if (this.slots[slot]?.projectId === projectId) live.push(slot);
-    if (live.length < this.dense.annMinChunks) return;
-    const graph = this.newGraph();
-    const dim = this.dimension;
-    const batch = 4096;
-    for (let start = 0; start < live.length; start += batch) {
-      const part = live.slice(start, start + batch);
-      const vectors = new Int8Array(part.length * dim);
-      part.forEach((slot, i) => vectors.set(this.codes.subarray(slot * dim, (slot + 1) * dim), i * dim));
-      graph.add(BigUint64Array.from(part, (s) => BigInt(s)), vectors, 0);
+    for (let slot = 0; slot < this.slots.length; slot++) {
+      if (this.slots[slot]?.projectId !== projectId) continue;
+      live.push(slot);
+      this.graphKeys[slot] = -1;
     }
+    if (live.length < this.dense.annMinChunks) return;
+    const graph: Graph = { index: newAnnIndex(this.dimension, this.dense), slots: new Int32Array(live.length).fill(-1), keys: 0, changed: true };
+    this.addToGraph(graph, live);
     project.ann = graph;
+  }
+
+  /** Adds slots to a graph under new keys (their int8 codes: the graph keeps its own copy). */
+  private addToGraph(graph: Graph, slots: readonly number[]): void {
+    if (slots.length === 0) return;
+    const dim = this.dimension;
+    if (graph.keys + slots.length > graph.slots.length) {
+      const grown = new Int32Array(Math.max(graph.slots.length * 2, graph.keys + slots.length)).fill(-1);
+      grown.set(graph.slots);
+      graph.slots = grown;
+    }
+    for (let start = 0; start < slots.length; ) {
+      // The first nodes go in one by one: added in parallel into a near-empty graph, some end up
+      // poorly linked and unreachable by searches.
+      const seeding = graph.index.size() < GRAPH_SEED;
+      const part = slots.slice(start, start + (seeding ? GRAPH_SEED - graph.index.size() : 4096));
+      start += part.length;
+      // A fresh array per batch: usearch ignores a view's byteOffset.
+      const vectors = new Int8Array(part.length * dim);
+      const keys = new BigUint64Array(part.length);
+      part.forEach((slot, i) => {
+        vectors.set(this.codes.subarray(slot * dim, (slot + 1) * dim), i * dim);
+        const key = graph.keys++;
+        keys[i] = BigInt(key);
+        graph.slots[key] = slot;
+        this.graphKeys[slot] = key;
+      });
+      graph.index.add(keys, vectors, seeding ? 1 : 0);
+    }
+    graph.changed = true;
   }
 
   /** Adds a chunk with its vector and its term frequencies (`termFrequencies` of its text). */
@@ -287,6 +425,7 @@ export class ModelMemory {
     if (slot + 1 > this.scales.length) this.grow(Math.max(this.scales.length * 2, slot + 1));
     this.scales[slot] = quantize(dense, this.codes, slot * dim);
     this.lengths[slot] = terms.length;
+    this.graphKeys[slot] = -1;
     this.slots.push({ ...chunk, termIds: Uint32Array.from(terms.indices) });
     const list = this.byMemo.get(chunk.memoId);
     if (list) list.push(slot);
@@ -320,7 +459,7 @@ export class ModelMemory {
     this.liveCount += 1;
     this.mutations += 1;
     if (!this.deferGraphs) {
-      if (project.ann) project.ann.add(BigInt(slot), this.codes.slice(slot * dim, (slot + 1) * dim), 0);
+      if (project.ann) this.addToGraph(project.ann, [slot]);
       else if (project.chunks >= this.dense.annMinChunks) this.buildGraph(chunk.projectId, project);
     }
   }
@@ -335,6 +474,9 @@ export class ModelMemory {
     const lengths = new Float32Array(capacity);
     lengths.set(this.lengths);
     this.lengths = lengths;
+    const graphKeys = new Int32Array(capacity).fill(-1);
+    graphKeys.set(this.graphKeys);
+    this.graphKeys = graphKeys;
   }
 
   removeMemo(memoId: string): void {
@@ -350,7 +492,13 @@ export class ModelMemory {
         const p = project.postings.get(term);
         if (p) p.df -= 1;
       }
-      project.ann?.remove(BigInt(slot));
+      const key = this.graphKeys[slot]!;
+      if (project.ann && key >= 0) {
+        project.ann.index.remove(BigInt(key));
+        project.ann.slots[key] = -1;
+        project.ann.changed = true;
+      }
+      this.graphKeys[slot] = -1;
       this.slots[slot] = undefined;
       this.liveCount -= 1;
       this.deadCount += 1;
@@ -398,6 +546,7 @@ export class ModelMemory {
     this.codes = codes;
     this.scales = scales;
     this.lengths = lengths;
+    this.graphKeys = new Int32Array(capacity).fill(-1);
     this.deadCount = 0;
     this.mutations += 1;
     for (const [projectId, project] of this.projects) {
@@ -495,19 +644,20 @@ export class ModelMemory {
   }
 
   /** The graph's nearest findable slots, or undefined when the filters leave it too few. */
-  private graphCandidates(graph: AnnIndex, query: Float32Array, mask: Uint8Array, depth: number, share: number): number[] | undefined {
+  private graphCandidates(graph: Graph, query: Float32Array, mask: Uint8Array, depth: number, share: number): number[] | undefined {
     // (wanted: enough neighbours that `depth` of them pass the filters at their share of the project)
     const codes = new Int8Array(this.dimension);
     quantize(query, codes, 0);
-    const wanted = Math.min(graph.size(), Math.ceil((depth / share) * 1.2));
+    const size = graph.index.size();
+    const wanted = Math.min(size, Math.ceil((depth / share) * 1.2));
     if (wanted <= 0) return undefined;
-    const { keys } = graph.search(codes, wanted, 0);
+    const { keys } = graph.index.search(codes, wanted, 1);
     const found: number[] = [];
     for (let i = 0; i < keys.length && found.length < depth; i++) {
-      const slot = Number(keys[i]!);
-      if (mask[slot] === 1) found.push(slot);
+      const slot = graph.slots[Number(keys[i]!)] ?? -1;
+      if (slot >= 0 && mask[slot] === 1) found.push(slot);
     }
-    return found.length < Math.min(depth, Math.floor(share * graph.size())) ? undefined : found;
+    return found.length < Math.min(depth, Math.floor(share * size)) ? undefined : found;
   }
 
   /** BM25 parameters of a project: N, avgdl. */
