@@ -6,13 +6,13 @@
  *   tsx bench/footprint.bench.ts [--memos 5000] [--chars 1500] [--concurrency 32]
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Memo } from '@memex/contracts';
-import { REPO_ROOT } from '../test/support/paths';
 import { startProcessStack, type ProcessStack } from '../test/support/processStack';
 import { httpsJson } from '../test/support/https';
+import { memoTexts } from './support/memoTexts';
 import { pool, printTable } from './support/stats';
 
 const { values } = parseArgs({
@@ -26,20 +26,6 @@ const MEMOS = Number(values.memos);
 const CHARS = Number(values.chars);
 const MB = 1024 * 1024;
 
-/** Vaswani abstracts, back to back, cut near `chars` at a sentence end. */
-function memoTexts(count: number, chars: number): string[] {
-  const lines = readFileSync(path.join(REPO_ROOT, '..', 'shared', 'eval', 'vaswani', 'corpus.jsonl'), 'utf8').trim().split('\n');
-  const docs = lines.map((l) => (JSON.parse(l) as { text: string }).text);
-  const out: string[] = [];
-  let i = 0;
-  while (out.length < count) {
-    let text = '';
-    while (text.length < chars) text += `${docs[i++ % docs.length]!.trim()}.\n\n`;
-    const cut = text.lastIndexOf('.', chars + 100);
-    out.push(text.slice(0, cut > chars / 2 ? cut + 1 : chars));
-  }
-  return out;
-}
 
 /** Every process under the stack's start script, named by what it runs, with its RSS in bytes. */
 function processes(stack: ProcessStack): { name: string; rss: number }[] {

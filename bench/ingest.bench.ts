@@ -8,7 +8,6 @@
  * `--profile <dir>` writes a V8 CPU profile of each service process there when the stack stops
  * (open in Chrome DevTools, or summarize with `tsx bench/support/profile.ts <dir>`).
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Memo } from '@memex/contracts';
@@ -20,6 +19,7 @@ import { REPO_ROOT } from '../test/support/paths';
 import { startProcessStack } from '../test/support/processStack';
 import { httpsJson } from '../test/support/https';
 import { cpuBetween, cpuSnapshot } from './support/processCpu';
+import { memoTexts } from './support/memoTexts';
 import { percentile, pool, printTable } from './support/stats';
 
 const { values } = parseArgs({
@@ -34,20 +34,6 @@ const MEMOS = Number(values.memos);
 const CHARS = Number(values.chars);
 const CONCURRENCY = Number(values.concurrency);
 
-/** Real technical prose: consecutive Vaswani abstracts, cut at a sentence near the target length. */
-function memoTexts(count: number, chars: number): string[] {
-  const lines = readFileSync(path.join(REPO_ROOT, '..', 'shared', 'eval', 'vaswani', 'corpus.jsonl'), 'utf8').trim().split('\n');
-  const docs = lines.map((l) => (JSON.parse(l) as { text: string }).text);
-  const out: string[] = [];
-  let i = 0;
-  while (out.length < count) {
-    let text = '';
-    while (text.length < chars) text += `${docs[i++ % docs.length]!.trim()}.\n\n`;
-    const cut = text.lastIndexOf('.', chars + 100);
-    out.push(text.slice(0, cut > chars / 2 ? cut + 1 : chars));
-  }
-  return out;
-}
 
 const embedder = await measureEmbedder({
   load: { model: DEFAULT_EMBEDDING_MODEL, modelsDir: path.join(REPO_ROOT, 'models'), allowRemote: false },
