@@ -60,6 +60,7 @@ for (const name of values.collections.split(',')) {
     chunks += indexed.length;
     await index.putChunks(MODEL, { memoId, projectId, revision: 1 }, indexed);
   }
+  await index.graphsBuilt(); // (a project past ann-min chunks gets its graph in the background)
   const runs = new Map<string, { ndcg: number[]; recall: number[] }>();
   for (const q of collection.queries) {
     const relevant = collection.qrels.get(q.id)!;

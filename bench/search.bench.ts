@@ -13,7 +13,9 @@
  *    time, memory per chunk, dense p50/p99/QPS, recall@10 against exact, beside usearch exactSearch over the same float vectors. `--synthetic 0` skips it.
  *
  *   node --expose-gc --import tsx bench/search.bench.ts [--chunks 100000] [--queries 300] [--synthetic 1000000] [--dim 384]
- *     [--expansion-add 128] [--expansion-search 256]   (HNSW build/search breadth: the recall/latency trade)
+ *     [--expansion-add 200] [--expansion-search 400] [--connectivity 16] [--graph-candidates 256] [--rescore-margin 16]
+ *     (HNSW build/search breadth, graph neighbours taken, int8 candidates rescored: the recall/latency trade)
+ *     [--graph-build background|inline]   (inline: a project's graph built at once when it passes ann-min, as before)
  * (--expose-gc makes the memory figures meaningful)
  */
 import { randomUUID } from 'node:crypto';
@@ -21,6 +23,7 @@ import usearch from 'usearch';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Filter } from '@memex/contracts';
 import { chunkId, silentLogger } from '@memex/runtime';
 import { seededRandom, tempDir } from '@memex/testing';
@@ -43,6 +46,10 @@ const { values } = parseArgs({
     'ann-min': { type: 'string', default: String(DEFAULT_DENSE_OPTIONS.annMinChunks) },
     'expansion-add': { type: 'string', default: String(DEFAULT_DENSE_OPTIONS.expansionAdd) },
     'expansion-search': { type: 'string', default: String(DEFAULT_DENSE_OPTIONS.expansionSearch) },
+    connectivity: { type: 'string', default: String(DEFAULT_DENSE_OPTIONS.connectivity) },
+    'graph-candidates': { type: 'string', default: String(DEFAULT_DENSE_OPTIONS.graphCandidates) },
+    'rescore-margin': { type: 'string', default: String(DEFAULT_DENSE_OPTIONS.rescoreMargin) },
+    'graph-build': { type: 'string', default: 'background' },
   },
 });
 const CHUNKS = Number(values.chunks);
@@ -76,8 +83,12 @@ const dense = {
   annMinChunks: Number(values['ann-min']),
   expansionAdd: Number(values['expansion-add']),
   expansionSearch: Number(values['expansion-search']),
+  connectivity: Number(values.connectivity),
+  graphCandidates: Number(values['graph-candidates']),
+  rescoreMargin: Number(values['rescore-margin']),
 };
-const index = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'), { dense });
+const graphBuild = values['graph-build'] === 'inline' ? 'inline' : 'background';
+const index = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'), { dense, graphBuild });
 const embedder = await loadEmbedder({ model: MODEL, modelsDir: path.join(REPO_ROOT, 'models'), allowRemote: false });
 await index.openModel(MODEL, embedder.dimension);
 const models = new ModelSet(async () => embedder, index, silentLogger());
@@ -89,6 +100,9 @@ const allVectors = new Float32Array(CHUNKS * embedder.dimension);
 const chunkIds: string[] = [];
 let built = 0;
 const buildStarted = Date.now();
+// What a search arriving during indexing waits for at worst: the longest the event loop was held.
+const stalls = monitorEventLoopDelay({ resolution: 5 });
+stalls.enable();
 for (let m = 0; built < CHUNKS; m++) {
   const memoId = randomUUID();
   const team = `team-${m % TEAMS}`;
@@ -126,6 +140,8 @@ for (let m = 0; built < CHUNKS; m++) {
   );
   built += texts.length;
 }
+await index.graphsBuilt(); // (the graph is built in the background once the project passes ann-min chunks)
+stalls.disable();
 const buildSeconds = (Date.now() - buildStarted) / 1000;
 console.log(`indexed ${built} chunks (${built / CHUNKS_PER_MEMO} memos, ${embedder.dimension}-d) in ${buildSeconds.toFixed(1)} s`);
 
@@ -192,6 +208,7 @@ const rows: [string, string][] = [
     inside.memory.searchSparseExhaustive(t, projectId, eligibleAll(), options.candidates, inside.catalog),
   ),
   ['dense recall@10 vs exact float scan', denseRecall().toFixed(4)],
+  [`longest event-loop stall while indexing (graph built ${graphBuild === 'inline' ? 'at once' : 'in slices'})`, `${(stalls.max / 1e6).toFixed(0)} ms (p99 ${(stalls.percentile(99) / 1e6).toFixed(1)} ms)`],
   await measure('anchor: exact dense scan, plain JS loop', async (q) => bruteForce((await embedder.embed([q], 'query'))[0]!)),
   await measureOver('anchor: usearch exactSearch (SIMD), top 10', queryVectors, Math.min(QUERIES, 100), (v) =>
     exactSearch(allVectors, v.slice(), embedder.dimension, 10, MetricKind.IP),
@@ -234,7 +251,7 @@ async function synthetic(n: number, dim: number): Promise<void> {
   const catalog = new CatalogMemory();
   const project = 'synthetic';
   const before = rss() + floats.byteLength; // the float store is committed as it is written
-  const memory = new ModelMemory(dim, 1024, { fullVector: (id) => floats.slice(Number(id.slice(2)) * dim, (Number(id.slice(2)) + 1) * dim) });
+  const memory = new ModelMemory(dim, 1024, { dense, fullVector: (id) => floats.slice(Number(id.slice(2)) * dim, (Number(id.slice(2)) + 1) * dim) });
   memory.beginBulkLoad();
   const started = performance.now();
   const perMemo = 10;

@@ -4,7 +4,7 @@ import type { MemoAttributes } from '@memex/contracts';
 import { checkpointAfterErase, openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { EncodedDocument, SparseVector } from '@memex/text';
 import { GraphFiles } from './graphFiles';
-import { CatalogMemory, ModelMemory, type DenseSearchOptions, type SavedGraph } from './memory';
+import { CatalogMemory, ModelMemory, type DenseSearchOptions, type ModelMemoryOptions, type SavedGraph } from './memory';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from './port';
 
 const SCHEMA = `
@@ -73,7 +73,10 @@ const ALL_MODELS = '*';
 export interface GraphLoadEvent {
   model: string;
   projectId: string;
-  /** `loaded`: the saved graph, brought up to date; `built`: a new one, with why the saved one was not used. */
+  /**
+   * `loaded`: the saved graph, brought up to date; `built`: a new one at loading, with why the saved
+   * one was not used, or in the background once the project grew large enough (or was compacted).
+   */
   outcome: 'loaded' | 'built';
   reason?: string;
   /** The project's chunks, and the time taken to load or build its graph. */
@@ -88,6 +91,8 @@ export interface EmbeddedIndexOptions {
    * directory beside the SQLite file (`index.graphs` for `index.db`); false keeps them in memory only.
    */
   graphDir?: string | false;
+  /** How graphs needed after loading are built (see {@link ModelMemoryOptions.graphBuild}): background by default. */
+  graphBuild?: ModelMemoryOptions['graphBuild'];
   onGraph?: (event: GraphLoadEvent) => void;
 }
 
@@ -210,8 +215,16 @@ export class EmbeddedSearchIndex implements SearchIndex {
   }
 
   private loadModel(model: string, dimension: number): void {
-    const memory = new ModelMemory(dimension, 1024, {
+    this.models.get(model)?.dispose();
+    const memory: ModelMemory = new ModelMemory(dimension, 1024, {
       dense: this.options.dense,
+      ...(this.options.graphBuild ? { graphBuild: this.options.graphBuild } : {}),
+      // A graph built in the background is saved at once, like one built at loading.
+      onGraphBuilt: (projectId, chunks, ms) => {
+        if (this.models.get(model) !== memory || !this.db.open) return;
+        this.saveGraph(model, memory, projectId);
+        this.options.onGraph?.({ model, projectId, outcome: 'built', reason: 'built in the background as the project grew', chunks, ms });
+      },
       // Memory holds int8 vectors; the few best candidates are rescored with the stored floats.
       fullVector: (chunkId) => {
         const row = this.stmts.denseOf.get(model, chunkId);
@@ -341,7 +354,10 @@ export class EmbeddedSearchIndex implements SearchIndex {
     for (const model of models) {
       const memory = this.models.get(model);
       const stored = this.stmts.model.get(model);
-      if (!stored) this.models.delete(model);
+      if (!stored) {
+        memory?.dispose();
+        this.models.delete(model);
+      }
       else if (memory) this.loadModel(model, stored.dimension);
     }
     for (const [memoId, chunked] of memos) {
@@ -500,14 +516,21 @@ export class EmbeddedSearchIndex implements SearchIndex {
       this.stmts.deleteModel.run(model);
       this.stmts.logChange.run('', model, Date.now());
     });
+    this.models.get(model)?.dispose();
     this.models.delete(model);
     this.graphs?.removeModel(model);
+  }
+
+  /** Resolves once no HNSW graph is being built in the background. */
+  async graphsBuilt(): Promise<void> {
+    await Promise.all([...this.models.values()].map((m) => m.graphsBuilt()));
   }
 
   /** Saves the graphs that changed, so the next start loads them, and closes the file. */
   async close(): Promise<void> {
     if (!this.db.open) return;
     this.saveGraphs();
+    for (const memory of this.models.values()) memory.dispose();
     this.db.close();
   }
 }

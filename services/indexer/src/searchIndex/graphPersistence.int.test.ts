@@ -85,7 +85,9 @@ describe('embedded index: HNSW graphs saved beside the index', () => {
     events = [];
     const first = await start();
     for (const [m, memoId] of memoIds.entries()) await putMemo(first, memoId, 1, 1, centres[m % centres.length]!);
+    await first.graphsBuilt();
     expect(usesGraph(first)).toBe(true);
+    expect(lastEvent()).toMatchObject({ outcome: 'built', reason: 'built in the background as the project grew' });
     await first.close(); // saves the graph
     const kinds = readdirSync(graphDir).map((f) => f.slice(f.lastIndexOf('.')));
     expect(kinds.sort()).toEqual(['.json', '.keys', '.usearch']);

@@ -79,6 +79,18 @@ interface Postings {
   boundAvgdl: number;
 }
 
+/**
+ * A graph being built a slice at a time between other work (searches, writes), so that no request
+ * waits for a whole build; the project's searches scan until it is done. `queue` holds the slots to
+ * add in order: the live ones when it started, then those added since.
+ */
+interface GraphBuild {
+  graph: Graph;
+  queue: number[];
+  next: number;
+  cancelled: boolean;
+}
+
 /** One project's share of a model: its postings, its BM25 statistics and its HNSW graph. */
 interface ProjectData {
   postings: Map<number, Postings>;
@@ -86,6 +98,7 @@ interface ProjectData {
   chunks: number;
   totalLength: number;
   ann: Graph | undefined;
+  building: GraphBuild | undefined;
 }
 
 export interface DenseSearchOptions {
@@ -118,6 +131,14 @@ export const DEFAULT_DENSE_OPTIONS: Readonly<DenseSearchOptions> = Object.freeze
 
 export interface ModelMemoryOptions {
   dense?: Partial<DenseSearchOptions>;
+  /**
+   * `background` (default): a graph needed after loading (a project grew past `annMinChunks`, or
+   * slots were compacted) is built in slices of about {@link GRAPH_SLICE_MS} between other work;
+   * `inline`: at once, blocking the caller (benchmarks that time a build).
+   */
+  graphBuild?: 'background' | 'inline';
+  /** Told when a background build finished and the project searches through its graph. */
+  onGraphBuilt?: (projectId: string, chunks: number, ms: number) => void;
   /** A chunk's full-precision vector (from disk), for the final rescoring; without it int8 is final. */
   fullVector?: (chunkId: string) => Float32Array | undefined;
 }
@@ -221,6 +242,10 @@ function quantize(v: Float32Array, out: Int8Array, offset: number): number {
 
 /** Nodes a graph takes one at a time before parallel insertion starts. */
 const GRAPH_SEED = 1024;
+/** A background build adds nodes for about this long before it lets other work run. */
+export const GRAPH_SLICE_MS = 10;
+/** Nodes per usearch call during a background build (a call cannot be interrupted). */
+const GRAPH_SLICE_NODES = 64;
 
 /** One model's chunks: int8 vectors in one growable array, postings and statistics per project. */
 export class ModelMemory {
@@ -244,6 +269,12 @@ export class ModelMemory {
   private readonly fullVector: ((chunkId: string) => Float32Array | undefined) | undefined;
   /** While loading, graphs are built once at the end (in parallel) instead of chunk by chunk. */
   private deferGraphs = false;
+  private readonly graphBuild: 'background' | 'inline';
+  private readonly onGraphBuilt: ModelMemoryOptions['onGraphBuilt'];
+  /** Background builds under way, and who waits for them all to end. */
+  private builds = 0;
+  private buildWaiters: (() => void)[] = [];
+  private disposed = false;
   private readonly bySlot = (a: number, b: number) => this.compareSlots(a, b);
 
   constructor(
@@ -257,6 +288,20 @@ export class ModelMemory {
     this.graphKeys = new Int32Array(initialCapacity).fill(-1);
     this.dense = { ...DEFAULT_DENSE_OPTIONS, ...options.dense };
     this.fullVector = options.fullVector;
+    this.graphBuild = options.graphBuild ?? 'background';
+    this.onGraphBuilt = options.onGraphBuilt;
+  }
+
+  /** Resolves once no graph is being built in the background (tests, benchmarks, shutdown). */
+  graphsBuilt(): Promise<void> {
+    if (this.builds === 0) return Promise.resolve();
+    return new Promise((resolve) => this.buildWaiters.push(resolve));
+  }
+
+  /** Stops background builds: this memory is being replaced or closed. */
+  dispose(): void {
+    this.disposed = true;
+    for (const project of this.projects.values()) if (project.building) project.building.cancelled = true;
   }
 
   get live(): number {
@@ -267,7 +312,7 @@ export class ModelMemory {
     return this.dense;
   }
 
-  /** Whether `projectId` currently searches its dense vectors through an HNSW graph. */
+  /** Whether `projectId` currently searches its dense vectors through an HNSW graph (not one being built). */
   hasGraph(projectId: string): boolean {
     return this.projects.get(projectId)?.ann !== undefined;
   }
@@ -332,7 +377,7 @@ export class ModelMemory {
       index.remove(BigUint64Array.from(stale, (key) => BigInt(key)));
       graph.changed = true;
     }
-    this.addToGraph(graph, missing);
+    this.addToGraph(graph, missing, true);
     project.ann = graph;
     return true;
   }
@@ -364,7 +409,7 @@ export class ModelMemory {
   private project(projectId: string): ProjectData {
     let project = this.projects.get(projectId);
     if (!project) {
-      project = { postings: new Map(), chunks: 0, totalLength: 0, ann: undefined };
+      project = { postings: new Map(), chunks: 0, totalLength: 0, ann: undefined, building: undefined };
       this.projects.set(projectId, project);
     }
     return project;
@@ -372,6 +417,16 @@ export class ModelMemory {
 
   /** (Re)builds a project's graph from its live slots, adding them in parallel batches. */
   private buildGraph(projectId: string, project: ProjectData): void {
+    const started = this.prepareBuild(projectId, project);
+    if (!started) return;
+    this.addToGraph(started.graph, started.queue, true);
+    project.ann = started.graph;
+  }
+
+  /** Drops the project's graph (and a build under way): a new one, empty, with its live slots to add. */
+  private prepareBuild(projectId: string, project: ProjectData): GraphBuild | undefined {
+    if (project.building) project.building.cancelled = true;
+    project.building = undefined;
     project.ann = undefined;
     const live: number[] = [];
     for (let slot = 0; slot < this.slots.length; slot++) {
@@ -379,14 +434,54 @@ export class ModelMemory {
       live.push(slot);
       this.graphKeys[slot] = -1;
     }
-    if (live.length < this.dense.annMinChunks) return;
+    if (live.length < this.dense.annMinChunks) return undefined;
     const graph: Graph = { index: newAnnIndex(this.dimension, this.dense), slots: new Int32Array(live.length).fill(-1), keys: 0, changed: true };
-    this.addToGraph(graph, live);
-    project.ann = graph;
+    return { graph, queue: live, next: 0, cancelled: false };
   }
 
-  /** Adds slots to a graph under new keys (their int8 codes: the graph keeps its own copy). */
-  private addToGraph(graph: Graph, slots: readonly number[]): void {
+  /** A graph for the project, built inline or in the background as configured. */
+  private requestGraph(projectId: string, project: ProjectData): void {
+    if (this.graphBuild === 'inline') return this.buildGraph(projectId, project);
+    const build = this.prepareBuild(projectId, project);
+    if (!build) return;
+    project.building = build;
+    this.builds += 1;
+    const started = performance.now();
+    const finish = () => {
+      this.builds -= 1;
+      if (this.builds === 0) for (const resolve of this.buildWaiters.splice(0)) resolve();
+    };
+    const step = () => {
+      if (build.cancelled || this.disposed) return finish();
+      const sliceStarted = performance.now();
+      while (build.next < build.queue.length && performance.now() - sliceStarted < GRAPH_SLICE_MS) {
+        const part: number[] = [];
+        for (; build.next < build.queue.length && part.length < GRAPH_SLICE_NODES; build.next++) {
+          const slot = build.queue[build.next]!;
+          // (removed since it was queued, or already in the graph)
+          if (this.slots[slot]?.projectId === projectId && this.graphKeys[slot] === -1) part.push(slot);
+        }
+        this.addToGraph(build.graph, part);
+      }
+      if (build.next < build.queue.length) {
+        setImmediate(step);
+        return;
+      }
+      project.building = undefined;
+      project.ann = build.graph;
+      finish();
+      this.onGraphBuilt?.(projectId, build.graph.index.size(), Math.round(performance.now() - started));
+    };
+    setImmediate(step);
+  }
+
+  /**
+   * Adds slots to a graph under new keys (their int8 codes: the graph keeps its own copy), on every
+   * core when `parallel` (a build that blocks anyway: loading), else on this thread alone (single
+   * chunks, background slices). (usearch sizes its per-thread state when it grows the graph, so the
+   * thread count must not rise between growths: one thread never exceeds what any growth reserved.)
+   */
+  private addToGraph(graph: Graph, slots: readonly number[], parallel = false): void {
     if (slots.length === 0) return;
     const dim = this.dimension;
     if (graph.keys + slots.length > graph.slots.length) {
@@ -410,7 +505,7 @@ export class ModelMemory {
         graph.slots[key] = slot;
         this.graphKeys[slot] = key;
       });
-      graph.index.add(keys, vectors, seeding ? 1 : 0);
+      graph.index.add(keys, vectors, seeding || !parallel ? 1 : 0);
     }
     graph.changed = true;
   }
@@ -460,7 +555,8 @@ export class ModelMemory {
     this.mutations += 1;
     if (!this.deferGraphs) {
       if (project.ann) this.addToGraph(project.ann, [slot]);
-      else if (project.chunks >= this.dense.annMinChunks) this.buildGraph(chunk.projectId, project);
+      else if (project.building) project.building.queue.push(slot);
+      else if (project.chunks >= this.dense.annMinChunks) this.requestGraph(chunk.projectId, project);
     }
   }
 
@@ -493,10 +589,11 @@ export class ModelMemory {
         if (p) p.df -= 1;
       }
       const key = this.graphKeys[slot]!;
-      if (project.ann && key >= 0) {
-        project.ann.index.remove(BigInt(key));
-        project.ann.slots[key] = -1;
-        project.ann.changed = true;
+      const graph = project.ann ?? project.building?.graph;
+      if (graph && key >= 0) {
+        graph.index.remove(BigInt(key));
+        graph.slots[key] = -1;
+        graph.changed = true;
       }
       this.graphKeys[slot] = -1;
       this.slots[slot] = undefined;
@@ -550,8 +647,10 @@ export class ModelMemory {
     this.deadCount = 0;
     this.mutations += 1;
     for (const [projectId, project] of this.projects) {
-      if (project.chunks === 0 && project.postings.size === 0) this.projects.delete(projectId);
-      else if (project.ann) this.buildGraph(projectId, project);
+      if (project.chunks === 0 && project.postings.size === 0) {
+        if (project.building) project.building.cancelled = true;
+        this.projects.delete(projectId);
+      } else if (project.ann || project.building) this.requestGraph(projectId, project);
     }
   }
 

@@ -9,7 +9,7 @@ describe('ModelMemory', () => {
   it.each([
     ['scanning', {}],
     ['through an HNSW graph', { annMinChunks: 500, annMinShare: 0 }],
-  ])('keeps finding the right chunks after many removals compact it (%s)', (_, dense) => {
+  ])('keeps finding the right chunks after many removals compact it (%s)', async (_, dense) => {
     const catalog = new CatalogMemory();
     const memory = new ModelMemory(2, 16, { dense });
     const memos = 6_000;
@@ -32,6 +32,8 @@ describe('ModelMemory', () => {
     // Remove every memo but the multiples of 10: 5,400 dead slots, enough to compact.
     for (let m = 0; m < memos; m++) if (m % 10 !== 0) memory.removeMemo(`memo-${m}`);
     expect(memory.live).toBe(600);
+    // Compaction renumbers the slots: the graph is rebuilt in the background, scans answer meanwhile.
+    await memory.graphsBuilt();
     expect(memory.hasGraph('p')).toBe('annMinChunks' in dense);
 
     const eligible = catalog.eligible('p', []);
@@ -120,23 +122,25 @@ describe('ModelMemory sparse top-k (MaxScore)', () => {
 
 describe('ModelMemory dense search with an HNSW graph', () => {
   const dim = 32;
-  function build(annMinChunks: number) {
+  function build(annMinChunks: number, memos = 3000) {
     const random = seededRandom(77);
     const centres = Array.from({ length: 20 }, () => unitVector(random, dim));
     const catalog = new CatalogMemory();
     const memory = new ModelMemory(dim, 1024, { dense: { annMinChunks } });
-    for (let m = 0; m < 3000; m++) {
+    const addMemo = (m: number) => {
       const memoId = `memo-${String(m).padStart(5, '0')}`;
       catalog.set({ memoId, projectId: 'p', version: 1, memo: attrs('p', memoId, { title: m % 10 === 0 ? 'rare' : 'common' }) });
       const v = unitVector(random, dim, centres[m % centres.length]);
       memory.add({ chunkId: `${memoId}/0`, memoId, projectId: 'p', revision: 1, index: 0, content: '' }, v, termFrequencies('x'));
-    }
-    return { memory, catalog, queries: Array.from({ length: 50 }, (_, i) => unitVector(random, dim, centres[i % centres.length])) };
+    };
+    for (let m = 0; m < memos; m++) addMemo(m);
+    return { memory, catalog, addMemo, queries: Array.from({ length: 50 }, (_, i) => unitVector(random, dim, centres[i % centres.length])) };
   }
 
-  it('uses the graph for a large project and finds what an exact scan finds (recall@10 >= 0.95)', () => {
+  it('uses the graph for a large project and finds what an exact scan finds (recall@10 >= 0.95)', async () => {
     const graph = build(1000);
     const exact = build(1_000_000);
+    await graph.memory.graphsBuilt();
     expect(graph.memory.hasGraph('p')).toBe(true);
     expect(exact.memory.hasGraph('p')).toBe(false);
     let found = 0;
@@ -151,8 +155,9 @@ describe('ModelMemory dense search with an HNSW graph', () => {
     expect(found / (10 * graph.queries.length)).toBeGreaterThanOrEqual(0.95);
   });
 
-  it('answers a selective filter exactly and forgets removed chunks in the graph', () => {
+  it('answers a selective filter exactly and forgets removed chunks in the graph', async () => {
     const { memory, catalog, queries } = build(1000);
+    await memory.graphsBuilt();
     const rare: Filter[] = [{ field: 'title', operator: 'eq', value: 'rare', filter_type: 'native_field' }];
     const hits = memory.searchDense(queries[0]!, catalog.eligible('p', rare), 1000, catalog, 'p');
     expect(hits).toHaveLength(300);
@@ -161,5 +166,47 @@ describe('ModelMemory dense search with an HNSW graph', () => {
     const after = memory.searchDense(queries[0]!, catalog.eligible('p', []), 50, catalog, 'p');
     expect(after.map((h) => h.memoId)).not.toContain(best.memoId);
     expect(after).toHaveLength(50);
+  });
+
+  it('builds the graph in slices between other work, with the chunks added and removed meanwhile', async () => {
+    const { memory, catalog, addMemo, queries } = build(1000, 999);
+    const exact = build(1_000_000, 999);
+    expect(memory.hasGraph('p')).toBe(false);
+    addMemo(999); // the 1,000th chunk: a build starts, and this call returns before it is done
+    exact.addMemo(999);
+    const search = (m: typeof memory, c: CatalogMemory, q: Float32Array) => m.searchDense(q, c.eligible('p', []), 10, c, 'p').map((h) => h.chunkId);
+    let turns = 0;
+    let removed: string | undefined;
+    // Other work between the slices: searches (answered by scanning, so exactly), adds and removals.
+    while (!memory.hasGraph('p')) {
+      turns += 1;
+      const q = queries[turns % queries.length]!;
+      expect(search(memory, catalog, q)).toEqual(search(exact.memory, exact.catalog, q));
+      if (turns === 2) {
+        for (let m = 1000; m < 1100; m++) {
+          addMemo(m);
+          exact.addMemo(m);
+        }
+        removed = search(memory, catalog, queries[0]!)[0]!;
+        memory.removeMemo(removed.split('/')[0]!);
+        exact.memory.removeMemo(removed.split('/')[0]!);
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(turns).toBeGreaterThan(2);
+    await memory.graphsBuilt();
+    let found = 0;
+    for (const q of queries) {
+      const hits = search(memory, catalog, q);
+      expect(hits).not.toContain(removed);
+      const truth = new Set(search(exact.memory, exact.catalog, q));
+      found += hits.filter((id) => truth.has(id)).length;
+    }
+    expect(found / (10 * queries.length)).toBeGreaterThanOrEqual(0.95);
+    // The graph holds exactly the live chunks: those added during the build, not the removed one.
+    expect(memory.live).toBe(1099);
+    const snapshot = memory.graphSnapshot('p')!;
+    expect(snapshot.count).toBe(1099);
+    expect(snapshot.chunkIds).not.toContain(removed);
   });
 });
