@@ -1,7 +1,10 @@
 /**
  * `pnpm start`: the whole stack on one machine, each service its own process.
  *
- *   pnpm start [--scale gateway=2,indexer=2,agent=2,memo=1] [--no-restart]
+ *   pnpm start [--scale gateway=2,indexer=2,agent=2,memo=1,search=1] [--no-restart]
+ *
+ * `search=N` adds N search-only indexer processes (INDEXER_ROLE=search, default 0): they answer
+ * searches from the index the indexers write, off the event loop that chunks and embeds.
  *
  * NATS: without NATS_URL, starts its own nats-server with JetStream, its store in MEMEX_DATA_DIR/nats,
  * on MEMEX_NATS_PORT (default 4222, or a free port when 4222 is taken), and writes its URL to
@@ -31,6 +34,9 @@ import { bundleInPlace } from '../deploy/bundle';
 
 type Service = 'memo' | 'indexer' | 'agent' | 'extractor' | 'gateway';
 const SERVICES: Service[] = ['memo', 'indexer', 'agent', 'extractor', 'gateway'];
+/** What `--scale` counts: the services, and `search`, indexer processes that only answer searches. */
+type Scaled = Service | 'search';
+const SCALED: Scaled[] = [...SERVICES, 'search'];
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Where `pnpm start` writes the URL of the nats-server it started; the CLI reads it. */
 export const NATS_URL_FILE = 'nats.url';
@@ -39,15 +45,16 @@ function log(message: string): void {
   console.error(`[memex] ${message}`);
 }
 
-export function parseScale(spec: string | undefined): Record<Service, number> {
-  const scale: Record<Service, number> = { memo: 1, indexer: 1, agent: 1, extractor: 1, gateway: 1 };
+export function parseScale(spec: string | undefined): Record<Scaled, number> {
+  const scale: Record<Scaled, number> = { memo: 1, indexer: 1, agent: 1, extractor: 1, gateway: 1, search: 0 };
   if (!spec) return scale;
   for (const part of spec.split(',').filter(Boolean)) {
     const [name, count] = part.split('=');
-    if (!SERVICES.includes(name as Service) || !/^\d+$/.test(count ?? '') || Number(count) < 1 || Number(count) > 16) {
-      throw new Error(`--scale takes service=count pairs (services: ${SERVICES.join(', ')}; 1-16 each), got "${part}"`);
+    const least = name === 'search' ? 0 : 1;
+    if (!SCALED.includes(name as Scaled) || !/^\d+$/.test(count ?? '') || Number(count) < least || Number(count) > 16) {
+      throw new Error(`--scale takes service=count pairs (${SERVICES.join(', ')}: 1-16 each; search: 0-16), got "${part}"`);
     }
-    scale[name as Service] = Number(count);
+    scale[name as Scaled] = Number(count);
   }
   return scale;
 }
@@ -295,10 +302,11 @@ async function main(): Promise<void> {
     ...(bundles ? ['--enable-source-maps', join(bundles, `${service}.mjs`)] : ['--import', 'tsx', join(ROOT, 'services', service, 'src', 'main.ts')]),
   ];
 
-  const launch = (service: Service, n: number, attempt = 0): void => {
-    const childEnv = service === 'gateway' ? { ...env, MEMEX_PORT: String(port + n) } : env;
+  const launch = (service: Scaled, n: number, attempt = 0): void => {
+    const childEnv =
+      service === 'gateway' ? { ...env, MEMEX_PORT: String(port + n) } : service === 'search' ? { ...env, INDEXER_ROLE: 'search' } : env;
     // Own process group: a Ctrl-C reaches this script alone, which stops each service once.
-    const child = spawn(process.execPath, command(service), { cwd: ROOT, env: childEnv, stdio: 'inherit', detached: true });
+    const child = spawn(process.execPath, command(service === 'search' ? 'indexer' : service), { cwd: ROOT, env: childEnv, stdio: 'inherit', detached: true });
     children.add(child);
     const startedAt = Date.now();
     child.once('exit', (code, signal) => {
@@ -337,7 +345,7 @@ async function main(): Promise<void> {
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(signal));
 
-  for (const service of SERVICES) for (let n = 0; n < scale[service]; n++) launch(service, n);
+  for (const service of SCALED) for (let n = 0; n < scale[service]; n++) launch(service, n);
 
   if (await waitFor(() => readyz(port), 120_000)) {
     const gateways = Array.from({ length: scale.gateway }, (_, n) => `https://localhost:${port + n}`).join(', ');

@@ -55,6 +55,11 @@ export const IndexerEnv = Type.Object({
     description: 'Lift of a chunk whose memo title holds the query terms, in the fused ranking (0 = off)',
   }),
   SEARCH_CANDIDATES: Type.Integer({ minimum: 1, maximum: 10_000, default: 100, description: 'Candidates per ranking before fusion' }),
+  INDEXER_ROLE: Type.Union([Type.Literal('all'), Type.Literal('search'), Type.Literal('ingest')], {
+    default: 'all',
+    description:
+      'all: index memos and answer searches; search: answer searches only (replicas that follow the index other instances write: the shared SQLite file, or Qdrant); ingest: index only, answer no search',
+  }),
   INDEXER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 2, description: 'Batches of memos embedded at once' }),
   INDEXER_BATCH_SIZE: Type.Integer({
     minimum: 1,

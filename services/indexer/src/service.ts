@@ -36,7 +36,11 @@ export interface IndexerService {
   stop(): Promise<void>;
 }
 
-/** Starts one indexer instance: the catalog and content consumers, search queries, re-indexing. */
+/**
+ * Starts one indexer instance: the catalog and content consumers and re-indexing (role `all` or
+ * `ingest`), search queries (role `all` or `search`). Search-only instances keep searches off the
+ * event loop that chunks and embeds, and use the cores ingestion leaves.
+ */
 export async function startIndexerService(config: IndexerConfig, overrides: { logger?: Logger; instance?: string } = {}): Promise<IndexerService> {
   const instance = overrides.instance ?? newInstanceId();
   const logger = overrides.logger ?? createLogger({ service: 'indexer', instanceId: instance, level: config.LOG_LEVEL });
@@ -104,14 +108,16 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
   const stopWatch = await stateStore.watch((next) => {
     void models
       .apply(next)
-      .then(() => reindexer.consider(next))
+      .then(() => (ingests ? reindexer.consider(next) : undefined))
       .catch((error: unknown) => logger.error({ err: error }, 'could not follow the index state'));
   });
   const recheck = setInterval(() => {
-    void stateStore.read().then(({ state: s }) => reindexer.consider(s)).catch(() => undefined);
+    if (ingests) void stateStore.read().then(({ state: s }) => reindexer.consider(s)).catch(() => undefined);
   }, 10_000);
 
-  const runners: ConsumerRunner[] = [
+  const ingests = config.INDEXER_ROLE !== 'search';
+  const searches = config.INDEXER_ROLE !== 'ingest';
+  const runners: ConsumerRunner[] = !ingests ? [] : [
     // Catalog updates are small and many: all that arrived together go in one index write.
     await consumeMemoEvents({
       js,
@@ -144,28 +150,29 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
 
   const check = async () => ({
     ready: !nc.isClosed(),
-    details: { index: index.kind, model: models.activeName, reindexingTo: models.targetName ?? null, reranker: reranker?.name ?? null },
+    details: { index: index.kind, role: config.INDEXER_ROLE, model: models.activeName, reindexingTo: models.targetName ?? null, reranker: reranker?.name ?? null },
   });
-  const subs = [
-    serveQuery<IndexSearchRequest, unknown>(nc, {
-      subject: Subjects.query.indexSearch,
-      queue: QueueGroups.indexer,
-      logger,
-      metrics,
-      handler: (request) =>
-        hybridSearch(index, models, request, {
-          lexicalWeight: config.SEARCH_LEXICAL_WEIGHT,
-          candidates: config.SEARCH_CANDIDATES,
-          ...(reranker ? { reranker } : {}),
-          rerankCandidates: config.RERANKER_CANDIDATES,
-          titleWeight: config.SEARCH_TITLE_WEIGHT,
-        }),
-    }),
-    serveMetrics(nc, 'indexer', instance, metrics),
-    serveHealth(nc, 'indexer', instance, check),
-  ];
+  const searchOptions = {
+    lexicalWeight: config.SEARCH_LEXICAL_WEIGHT,
+    candidates: config.SEARCH_CANDIDATES,
+    ...(reranker ? { reranker } : {}),
+    rerankCandidates: config.RERANKER_CANDIDATES,
+    titleWeight: config.SEARCH_TITLE_WEIGHT,
+  };
+  const subs = [serveMetrics(nc, 'indexer', instance, metrics), serveHealth(nc, 'indexer', instance, check)];
+  if (searches) {
+    subs.push(
+      serveQuery<IndexSearchRequest, unknown>(nc, {
+        subject: Subjects.query.indexSearch,
+        queue: QueueGroups.indexer,
+        logger,
+        metrics,
+        handler: (request) => hybridSearch(index, models, request, searchOptions),
+      }),
+    );
+  }
   const healthServer = config.MEMEX_HEALTH_PORT ? await startHealthServer(config.MEMEX_HEALTH_PORT, 'indexer', instance, check) : undefined;
-  logger.info({ index: index.kind, model: models.activeName }, 'indexer ready');
+  logger.info({ index: index.kind, role: config.INDEXER_ROLE, model: models.activeName }, 'indexer ready');
 
   return {
     instance,
