@@ -1,4 +1,4 @@
-import autocannon from 'autocannon';
+import autocannon, { type Request } from 'autocannon';
 
 export interface LoadResult {
   label: string;
@@ -9,16 +9,43 @@ export interface LoadResult {
   errors: number;
 }
 
-/** Runs autocannon (keep-alive, HTTPS accepted as is) and returns the figures the benches print. */
+/** One request of a sequence each connection cycles through; `body` is called per request. */
+export interface LoadRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: () => string;
+}
+
+/**
+ * Runs autocannon (keep-alive, HTTPS accepted as is) and returns the figures the benches print.
+ * With `requests`, each connection sends them in turn (a mixed load), on `url`'s origin.
+ */
 export async function load(
   label: string,
-  options: { url: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; connections?: number; durationS?: number },
+  options: {
+    url: string;
+    method?: 'GET' | 'POST';
+    headers?: Record<string, string>;
+    body?: string;
+    requests?: LoadRequest[];
+    connections?: number;
+    durationS?: number;
+  },
 ): Promise<LoadResult> {
   const result = await autocannon({
     url: options.url,
     method: options.method ?? 'GET',
     headers: options.headers ?? {},
     ...(options.body !== undefined ? { body: options.body } : {}),
+    ...(options.requests
+      ? {
+          requests: options.requests.map((r) => ({
+            method: r.method,
+            path: r.path,
+            ...(r.body ? { setupRequest: (req: Request): Request => ({ ...req, body: r.body!() }) } : {}),
+          })),
+        }
+      : {}),
     connections: options.connections ?? 50,
     duration: options.durationS ?? 10,
   });

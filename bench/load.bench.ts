@@ -1,0 +1,88 @@
+/**
+ * Search and mixed load through the whole stack (HTTPS gateway → NATS → indexer / memo), as
+ * `pnpm start` runs it: a project of `--memos` memos of ~1,500 characters (real prose), then
+ *
+ * - GET /api/v1/memo/{id} at 32 connections: the request/reply round trip alone, the anchor;
+ * - POST /api/v1/search (hybrid, eval queries in turn) at 32 connections;
+ * - a mixed load (search 40%, GET 40%, POST 20%) at 32 and at 200 connections;
+ *
+ * each with req/s, p50/p99 and errors, beside issue 13's goals. `--scale` is passed to `pnpm start`
+ * (e.g. `--scale search=1`: a search-only indexer beside the one that indexes).
+ *
+ *   tsx bench/load.bench.ts [--memos 2000] [--duration 10] [--scale search=1]
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Memo } from '@memex/contracts';
+import { httpsJson } from '../test/support/https';
+import { REPO_ROOT } from '../test/support/paths';
+import { startProcessStack } from '../test/support/processStack';
+import { formatLoad, load, type LoadResult } from './support/load';
+import { memoTexts } from './support/memoTexts';
+import { pool, printTable } from './support/stats';
+
+const { values } = parseArgs({
+  options: { memos: { type: 'string', default: '2000' }, duration: { type: 'string', default: '10' }, scale: { type: 'string', default: '' } },
+});
+const MEMOS = Number(values.memos);
+const durationS = Number(values.duration);
+
+const queries = readFileSync(path.join(REPO_ROOT, '..', 'shared', 'eval', 'vaswani', 'queries.jsonl'), 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => (JSON.parse(l) as { text: string }).text);
+let nextQuery = 0;
+const searchBody = () => JSON.stringify({ query: queries[nextQuery++ % queries.length], search_method: 'chunk_vector_search', limit: 10 });
+let nextMemo = 0;
+const memoBody = () => JSON.stringify({ title: `Load ${nextMemo}`, content: `Written under load, number ${nextMemo++}. It has a second sentence about fog signals.` });
+
+const stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0', LOG_LEVEL: 'warn' }, values.scale ? ['--scale', values.scale] : []);
+try {
+  const call = <T>(method: string, url: string, body?: unknown) =>
+    httpsJson<T>(method, `${stack.base}${url}`, { key: stack.key, agent: stack.agent, ...(body === undefined ? {} : { body }) });
+  const seedStarted = Date.now();
+  const ids = await pool(
+    memoTexts(MEMOS, 1500).map((content, i) => async () => {
+      const res = await call<{ memo_uuid: string }>('POST', '/api/v1/memo', { title: `Memo ${i}`, content });
+      if (res.status !== 200) throw new Error(`POST failed: ${res.status} ${res.text}`);
+      return res.body.memo_uuid;
+    }),
+    32,
+  );
+  let chunks = 0;
+  for (const id of ids) {
+    for (;;) {
+      const res = await call<Memo>('GET', `/api/v1/memo/${id}`);
+      if (res.status === 200 && !res.body.pending) {
+        chunks += res.body.chunks.length;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  console.log(`seeded ${MEMOS} memos (${chunks} chunks) in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
+
+  const headers = { authorization: `Bearer ${stack.key}`, 'content-type': 'application/json' };
+  const memoPath = `/api/v1/memo/${ids[0]}`;
+  const search = { method: 'POST' as const, path: '/api/v1/search', body: searchBody };
+  const get = { method: 'GET' as const, path: memoPath };
+  const post = { method: 'POST' as const, path: '/api/v1/memo', body: memoBody };
+  const mixed = [search, get, search, get, post];
+  const runs: [LoadResult, string][] = [
+    [await load('anchor: GET /api/v1/memo/{id}, c=32', { url: stack.base, headers, requests: [get], connections: 32, durationS }), ''],
+    [await load('search, c=32', { url: stack.base, headers, requests: [search], connections: 32, durationS }), 'goal ≥ 1,000 req/s, p99 ≤ 50 ms'],
+    [await load('mixed 40% search / 40% GET / 20% POST, c=32', { url: stack.base, headers, requests: mixed, connections: 32, durationS }), ''],
+    [await load('mixed, c=200', { url: stack.base, headers, requests: mixed, connections: 200, durationS }), 'goal p99 ≤ 250 ms, no errors'],
+  ];
+  const anchor = runs[0]![0].requestsPerSecond;
+  printTable(
+    `HTTPS load on ${chunks} chunks (${MEMOS} memos)${values.scale ? `, --scale ${values.scale}` : ''}, ${durationS} s each (2 cores shared by the load generator and every process)`,
+    runs.map(([r, goal]) => [r.label, `${formatLoad(r)}   ${r === runs[0]![0] ? '' : `${((r.requestsPerSecond / anchor) * 100).toFixed(0)}% of the anchor`}${goal ? `   (${goal})` : ''}`]),
+  );
+  const deaths = stack.output().split('\n').filter((l) => /\[memex\] .*exited|nhandled|uncaught/i.test(l));
+  if (deaths.length > 0) console.error(`\nservices died during the run:\n${stack.output()}`);
+} finally {
+  const code = await stack.stop();
+  if (code !== 0) console.error(stack.output());
+}
