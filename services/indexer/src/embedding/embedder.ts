@@ -1,5 +1,6 @@
 /**
- * Sentence embeddings through transformers.js (`@huggingface/transformers`) on onnxruntime-node.
+ * Sentence embeddings through transformers.js (`@huggingface/transformers`) on onnxruntime-node,
+ * except for static models (built by build:model), which StaticEmbedder runs without them.
  *
  * Works with any feature-extraction model laid out like a Hugging Face repository (config.json,
  * tokenizer.json, tokenizer_config.json, onnx/model.onnx): the built-in default
@@ -18,8 +19,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { env, pipeline } from '@huggingface/transformers';
-import type { FeatureExtractionPipeline, Tensor } from '@huggingface/transformers';
+// transformers.js (and onnxruntime under it) is imported only when a model needs it: the static
+// model runs without it (staticEmbedder.ts), and importing it alone costs ~170 MB of memory.
+import type { FeatureExtractionPipeline, Tensor, env } from '@huggingface/transformers';
+import { StaticEmbedder } from './staticEmbedder';
+
+const transformers = () => import('@huggingface/transformers');
 
 export interface Embedder {
   /** The model as configured, e.g. "memex-glove-100d" or "Xenova/all-MiniLM-L6-v2". */
@@ -122,6 +127,7 @@ let envQueue: Promise<unknown> = Promise.resolve();
  */
 export function withTransformersEnv<T>(settings: EnvSettings, fn: () => Promise<T>): Promise<T> {
   const run = envQueue.then(async () => {
+    const { env } = await transformers();
     const saved: EnvSettings = {
       localModelPath: env.localModelPath,
       allowRemoteModels: env.allowRemoteModels,
@@ -141,6 +147,7 @@ export function withTransformersEnv<T>(settings: EnvSettings, fn: () => Promise<
 }
 
 async function loadPipeline(options: EmbedderOptions, target: LoadTarget): Promise<FeatureExtractionPipeline> {
+  const { env, pipeline } = await transformers();
   if (target.kind === 'local') {
     const missing = missingFiles(target.dir);
     if (missing.length > 0) throw notFoundError(options, [target.dir], missing);
@@ -260,11 +267,17 @@ class TransformersEmbedder implements Embedder {
  * Loads a feature-extraction model and returns an Embedder. Throws an Error naming the model,
  * the directories searched and how to build or obtain it when the model is missing.
  */
-export async function loadEmbedder(options: EmbedderOptions): Promise<Embedder> {
+export async function loadEmbedder(options: EmbedderOptions & { runtime?: 'auto' | 'onnxruntime' }): Promise<Embedder> {
   const batchSize = options.batchSize ?? DEFAULT_EMBEDDING_BATCH_SIZE;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
   if (!options.model) throw new Error('loadEmbedder: options.model is empty');
   const target = resolveTarget(options);
+  const prefixes = { query: options.queryPrefix ?? '', document: options.documentPrefix ?? '' };
+  // A static model (built by build:model) is a table lookup: run without onnxruntime, same vectors.
+  if (target.kind === 'local' && options.runtime !== 'onnxruntime' && missingFiles(target.dir).length === 0) {
+    const embedder = StaticEmbedder.open(options.model, target.dir, prefixes);
+    if (embedder) return embedder;
+  }
   let extractor: FeatureExtractionPipeline;
   try {
     extractor = await loadPipeline(options, target);
@@ -275,10 +288,7 @@ export async function loadEmbedder(options: EmbedderOptions): Promise<Embedder> 
       cause: error,
     });
   }
-  const embedder = new TransformersEmbedder(options.model, extractor, batchSize, {
-    query: options.queryPrefix ?? '',
-    document: options.documentPrefix ?? '',
-  });
+  const embedder = new TransformersEmbedder(options.model, extractor, batchSize, prefixes);
   try {
     await embedder.probeDimension();
   } catch (error) {

@@ -1,0 +1,103 @@
+/**
+ * The static model (`memex-glove-100d` and any model `build:model` makes) without onnxruntime:
+ * its graph only gathers one table row per token, so this embedder tokenizes with tokenizers.js
+ * (`@huggingface/tokenizers`, the tokenizer transformers.js itself runs) and sums the rows here.
+ *
+ * The vectors are bit-identical to the transformers.js path (same tokens, the same float16 → float32
+ * values, summed in the same order in float64, then L2-normalised — staticEmbedder.int.test.ts
+ * compares them), at a fraction of the memory: neither transformers.js nor onnxruntime is loaded
+ * (about 170 MB at import and 200 MB more for the session and its copies of the table), only the
+ * table (64 MB as float16) and the tokenizer.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Tokenizer } from '@huggingface/tokenizers';
+import type { Embedder } from './embedder';
+import { float16Value } from './staticModel/float16';
+import { readStaticTable, type StaticTable } from './staticModel/reader';
+
+/** Written by the builder beside every static model it makes. */
+export const STATIC_MODEL_MARKER = 'memex-build.json';
+
+/** float32 value of every float16 bit pattern: one lookup per component. */
+let halfToFloat: Float32Array | undefined;
+function float16Lookup(): Float32Array {
+  halfToFloat ??= Float32Array.from({ length: 0x10000 }, (_, bits) => float16Value(bits));
+  return halfToFloat;
+}
+
+interface TokenizerConfig {
+  model_max_length?: number;
+  truncation_side?: string;
+}
+
+export class StaticEmbedder implements Embedder {
+  private disposed = false;
+  private readonly half: Uint16Array | undefined;
+  private readonly full: Float32Array | undefined;
+  private readonly lookup = float16Lookup();
+
+  private constructor(
+    readonly modelId: string,
+    private readonly tokenizer: Tokenizer,
+    private readonly table: StaticTable,
+    private readonly maxLength: number,
+    private readonly prefixes: { query: string; document: string },
+  ) {
+    this.half = table.data.dtype === 'float16' ? table.data.bits : undefined;
+    this.full = table.data.dtype === 'float32' ? table.data.values : undefined;
+  }
+
+  /**
+   * The model in `dir` as a static embedder, or undefined when it is not one this can run (no
+   * builder marker, or a graph other than the table lookup): it is then loaded with transformers.js.
+   */
+  static open(modelId: string, dir: string, prefixes: { query: string; document: string }): StaticEmbedder | undefined {
+    if (!fs.existsSync(path.join(dir, STATIC_MODEL_MARKER))) return undefined;
+    const table = readStaticTable(fs.readFileSync(path.join(dir, 'onnx', 'model.onnx')));
+    if (!table) return undefined;
+    const config = JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer_config.json'), 'utf8')) as TokenizerConfig;
+    if (config.truncation_side !== undefined && config.truncation_side !== 'right') return undefined;
+    const tokenizer = new Tokenizer(JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8')) as object, config);
+    return new StaticEmbedder(modelId, tokenizer, table, config.model_max_length ?? Number.MAX_SAFE_INTEGER, prefixes);
+  }
+
+  get dimension(): number {
+    return this.table.dimension;
+  }
+
+  async embed(texts: readonly string[], kind: 'query' | 'document'): Promise<Float32Array[]> {
+    if (this.disposed) throw new Error(`embedder for "${this.modelId}" has been disposed`);
+    if (kind !== 'query' && kind !== 'document') throw new Error(`embed: kind must be 'query' or 'document', got ${String(kind)}`);
+    const prefix = this.prefixes[kind];
+    return texts.map((t) => this.embedOne(prefix + t));
+  }
+
+  private embedOne(text: string): Float32Array {
+    const dim = this.table.dimension;
+    let ids = this.tokenizer.encode(text).ids;
+    // As transformers.js truncates (side "right"): the first model_max_length tokens.
+    if (ids.length > this.maxLength) ids = ids.slice(0, this.maxLength);
+    const sum = new Float64Array(dim);
+    const { half, full, lookup } = this;
+    for (const id of ids) {
+      if (id < 0 || id >= this.table.rows) throw new Error(`token id ${id} outside the table of ${this.table.rows} rows`);
+      const base = id * dim;
+      if (half) for (let k = 0; k < dim; k++) sum[k] = sum[k]! + lookup[half[base + k]!]!;
+      else for (let k = 0; k < dim; k++) sum[k] = sum[k]! + full![base + k]!;
+    }
+    const out = new Float32Array(dim);
+    if (ids.length === 0) return out;
+    let norm = 0;
+    for (let k = 0; k < dim; k++) norm += sum[k]! * sum[k]!;
+    norm = Math.sqrt(norm);
+    // (the mean's 1/count cancels in the normalisation, as in the transformers.js path)
+    if (!(norm > 0) || !Number.isFinite(norm)) return out;
+    for (let k = 0; k < dim; k++) out[k] = sum[k]! / norm;
+    return out;
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+  }
+}
