@@ -6,7 +6,8 @@
  * - POST /api/v1/search (hybrid, eval queries in turn) at 32 connections;
  * - a mixed load (search 40%, GET 40%, POST 20%) at 32 and at 200 connections;
  *
- * each with req/s, p50/p99 and errors, beside issue 13's goals. `--scale` is passed to `pnpm start`
+ * each with req/s, p50/p99 and errors, beside issue 13's goals, and the CPU each process spent per
+ * request (where the time goes; the load generator itself runs in this process). `--scale` is passed to `pnpm start`
  * (e.g. `--scale search=1`: a search-only indexer beside the one that indexes).
  *
  *   tsx bench/load.bench.ts [--memos 2000] [--duration 10] [--scale search=1]
@@ -19,6 +20,7 @@ import { httpsJson } from '../test/support/https';
 import { REPO_ROOT } from '../test/support/paths';
 import { startProcessStack } from '../test/support/processStack';
 import { formatLoad, load, type LoadResult } from './support/load';
+import { cpuBetween, cpuSnapshot } from './support/processCpu';
 import { memoTexts } from './support/memoTexts';
 import { pool, printTable } from './support/stats';
 
@@ -69,17 +71,28 @@ try {
   const get = { method: 'GET' as const, path: memoPath };
   const post = { method: 'POST' as const, path: '/api/v1/memo', body: memoBody };
   const mixed = [search, get, search, get, post];
+  const cpuRows: [string, string][] = [];
+  /** One load, with the CPU milliseconds each process of the stack spent per request. */
+  const measured = async (label: string, requests: Parameters<typeof load>[1]['requests'], connections: number): Promise<LoadResult> => {
+    const before = cpuSnapshot(stack.process.pid!);
+    const result = await load(label, { url: stack.base, headers, requests, connections, durationS });
+    const total = result.requestsPerSecond * durationS;
+    const cpu = cpuBetween(before, cpuSnapshot(stack.process.pid!));
+    cpuRows.push([label, cpu.map(([name, seconds]) => `${name} ${((1000 * seconds) / total).toFixed(2)}`).join(', ')]);
+    return result;
+  };
   const runs: [LoadResult, string][] = [
-    [await load('anchor: GET /api/v1/memo/{id}, c=32', { url: stack.base, headers, requests: [get], connections: 32, durationS }), ''],
-    [await load('search, c=32', { url: stack.base, headers, requests: [search], connections: 32, durationS }), 'goal ≥ 1,000 req/s, p99 ≤ 50 ms'],
-    [await load('mixed 40% search / 40% GET / 20% POST, c=32', { url: stack.base, headers, requests: mixed, connections: 32, durationS }), ''],
-    [await load('mixed, c=200', { url: stack.base, headers, requests: mixed, connections: 200, durationS }), 'goal p99 ≤ 250 ms, no errors'],
+    [await measured('anchor: GET /api/v1/memo/{id}, c=32', [get], 32), ''],
+    [await measured('search, c=32', [search], 32), 'goal ≥ 1,000 req/s, p99 ≤ 50 ms'],
+    [await measured('mixed 40% search / 40% GET / 20% POST, c=32', mixed, 32), ''],
+    [await measured('mixed, c=200', mixed, 200), 'goal p99 ≤ 250 ms, no errors'],
   ];
   const anchor = runs[0]![0].requestsPerSecond;
   printTable(
     `HTTPS load on ${chunks} chunks (${MEMOS} memos)${values.scale ? `, --scale ${values.scale}` : ''}, ${durationS} s each (2 cores shared by the load generator and every process)`,
     runs.map(([r, goal]) => [r.label, `${formatLoad(r)}   ${r === runs[0]![0] ? '' : `${((r.requestsPerSecond / anchor) * 100).toFixed(0)}% of the anchor`}${goal ? `   (${goal})` : ''}`]),
   );
+  printTable('CPU per request, ms, by process', cpuRows);
   const deaths = stack.output().split('\n').filter((l) => /\[memex\] .*exited|nhandled|uncaught/i.test(l));
   if (deaths.length > 0) console.error(`\nservices died during the run:\n${stack.output()}`);
 } finally {
