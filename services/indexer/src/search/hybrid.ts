@@ -45,7 +45,8 @@ export async function hybridSearch(
   const ranking = request.ranking ?? 'hybrid';
   const [lexical, dense] = await Promise.all([
     ranking !== 'dense' ? index.searchSparse(model, encodeQuery(request.query), query) : Promise.resolve([]),
-    hasDense && ranking !== 'lexical' ? index.searchDense(model, vector, query) : Promise.resolve([]),
+    // Exact cosines matter for the hits returned; the other candidates only fill the fusion.
+    hasDense && ranking !== 'lexical' ? index.searchDense(model, vector, { ...query, exactTop: pool }) : Promise.resolve([]),
   ]);
   const weight = ranking === 'lexical' || !hasDense ? 1 : ranking === 'dense' ? 0 : options.lexicalWeight;
   const titleWeight = ranking === 'hybrid' ? (options.titleWeight ?? 0) : 0;

@@ -491,7 +491,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
   async searchDense(model: string, vector: Float32Array, query: CandidateQuery): Promise<ChunkCandidate[]> {
     const memory = this.memory(model);
     if (!memory) return [];
-    return memory.searchDense(vector, this.catalog.eligible(query.projectId, query.filters), query.limit, this.catalog, query.projectId);
+    return memory.searchDense(vector, this.catalog.eligible(query.projectId, query.filters), query.limit, this.catalog, query.projectId, query.exactTop);
   }
 
   async searchSparse(model: string, vector: SparseVector, query: CandidateQuery): Promise<ChunkCandidate[]> {

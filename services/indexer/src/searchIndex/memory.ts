@@ -706,9 +706,10 @@ export class ModelMemory {
   /**
    * Dense top-k in three stages: candidates (the graph's int8 × int8 neighbours, or every findable
    * slot), the best `limit + rescoreMargin` of them by the full-precision query against their int8
-   * vectors, and those rescored with their full-precision vectors (`fullVector`, from disk).
+   * vectors, and the best `exactTop + rescoreMargin` of those rescored with their full-precision
+   * vectors (`fullVector`, from disk: ~7 µs a row); the others keep their int8 estimates.
    */
-  searchDense(query: Float32Array, eligible: Map<string, number>, limit: number, catalog: CatalogMemory, projectId?: string): ChunkCandidate[] {
+  searchDense(query: Float32Array, eligible: Map<string, number>, limit: number, catalog: CatalogMemory, projectId?: string, exactTop = limit): ChunkCandidate[] {
     if (limit <= 0) return [];
     const { slots, mask } = this.findable(eligible);
     if (slots.length === 0) return [];
@@ -729,7 +730,8 @@ export class ModelMemory {
     let ranked = approximate.sorted();
     if (this.fullVector) {
       const top = new TopK<number>(limit, this.bySlot);
-      for (const { score, item } of ranked) top.offer(this.exact(query, item) ?? score, item);
+      const rescored = Math.min(ranked.length, Math.max(0, exactTop) + this.dense.rescoreMargin);
+      ranked.forEach(({ score, item }, i) => top.offer(i < rescored ? (this.exact(query, item) ?? score) : score, item));
       ranked = top.sorted();
     }
     return ranked.map(({ score, item }) => this.candidate(item, score, catalog));

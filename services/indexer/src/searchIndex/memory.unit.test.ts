@@ -209,4 +209,28 @@ describe('ModelMemory dense search with an HNSW graph', () => {
     expect(snapshot.count).toBe(1099);
     expect(snapshot.chunkIds).not.toContain(removed);
   });
+
+  it('rescores only the best exactTop (+ margin) from disk, and their order is the full rescoring\'s', () => {
+    const random = seededRandom(5);
+    const catalog = new CatalogMemory();
+    const vectors = new Map<string, Float32Array>();
+    let reads = 0;
+    const memory = new ModelMemory(dim, 1024, { fullVector: (id) => (reads++, vectors.get(id)) });
+    for (let m = 0; m < 500; m++) {
+      const memoId = `memo-${String(m).padStart(4, '0')}`;
+      catalog.set({ memoId, projectId: 'p', version: 1, memo: attrs('p', memoId) });
+      const v = unitVector(random, dim);
+      vectors.set(`${memoId}/0`, v);
+      memory.add({ chunkId: `${memoId}/0`, memoId, projectId: 'p', revision: 1, index: 0, content: '' }, v, termFrequencies('x'));
+    }
+    const q = unitVector(random, dim);
+    const eligible = catalog.eligible('p', []);
+    const all = memory.searchDense(q, eligible, 100, catalog, 'p');
+    expect(reads).toBe(100 + memory.denseOptions.rescoreMargin);
+    reads = 0;
+    const some = memory.searchDense(q, eligible, 100, catalog, 'p', 10);
+    expect(reads).toBe(10 + memory.denseOptions.rescoreMargin);
+    expect(some).toHaveLength(100);
+    expect(some.slice(0, 10)).toEqual(all.slice(0, 10));
+  });
 });

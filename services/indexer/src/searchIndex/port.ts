@@ -53,6 +53,11 @@ export interface CandidateQuery {
   filters: readonly Filter[];
   /** Candidates to return, best first. */
   limit: number;
+  /**
+   * Dense ranking: how many of the best candidates need exact scores (default: all). An index that
+   * ranks by compressed vectors and rescores from disk rescores only these; the rest keep estimates.
+   */
+  exactTop?: number;
 }
 
 export interface ChunkCandidate {
