@@ -42,6 +42,20 @@ describe('compiled bundles', () => {
     }
   }, 60_000);
 
+  it('the indexer bundle loads transformers.js and onnxruntime only when a model needs them', async () => {
+    const dir = tempDir('memex-bundle-');
+    try {
+      const [file] = await bundleInPlace(dir.path, [{ name: 'indexer', entry: 'services/indexer/src/main.ts' }]);
+      const code = readFileSync(file!, 'utf8');
+      const imports = [...code.matchAll(/^import\s[^'"]*?["']([^"']+)["']/gm)].map((m) => m[1]!);
+      expect(imports.some((p) => p.includes('@huggingface/tokenizers'))).toBe(true);
+      expect(imports.filter((p) => /@huggingface\/transformers|onnxruntime/.test(p))).toEqual([]);
+      expect(code).toMatch(/import\(["'][^"']*@huggingface\/transformers/);
+    } finally {
+      dir.remove();
+    }
+  }, 60_000);
+
   it("compiled, the extractor forks its compiled sandbox child (no TypeScript loader) and extracts with it", async () => {
     const dir = tempDir('memex-bundle-');
     try {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { AutoModelForSequenceClassification, AutoTokenizer, env } from '@huggingface/transformers';
+// Imported when a local reranker loads, not at start: bundled, a static import would load
+// transformers.js and onnxruntime (~170 MB) in every indexer, reranker or not.
 import type { PreTrainedModel, PreTrainedTokenizer, Tensor } from '@huggingface/transformers';
 import { withTransformersEnv } from '../embedding/embedder';
 import { sigmoid, type Reranker } from './port';
@@ -39,6 +40,7 @@ export class LocalReranker implements Reranker {
     const dir = path.resolve(options.modelsDir, options.model);
     const missing = FILES.filter((f) => !fs.existsSync(path.join(dir, f)));
     if (missing.length > 0) throw new Error(`Reranker model not found in ${dir} (missing ${missing.join(', ')}): put an ONNX cross-encoder export there`);
+    const { AutoModelForSequenceClassification, AutoTokenizer, env } = await import('@huggingface/transformers');
     const settings = { localModelPath: path.dirname(dir), allowRemoteModels: false, allowLocalModels: true, cacheDir: env.cacheDir, useFSCache: false };
     const name = path.basename(dir);
     const [tokenizer, model] = await withTransformersEnv(settings, () =>
