@@ -98,13 +98,20 @@ export function readStaticTable(model: Uint8Array): StaticTable | undefined {
   const [rows, dimension] = table.dims as [number, number];
   const bytes = table.raw.end - table.raw.start;
   if (bytes !== rows * dimension * (half ? 2 : 4)) return undefined;
-  // A copy, aligned for the typed array (raw_data sits at any offset in the file); little-endian,
-  // as ONNX raw_data is and as this (x86-64, arm64) host is.
-  const copy = new Uint8Array(bytes);
-  copy.set(model.subarray(table.raw.start, table.raw.end));
+  // A view of the file's bytes when the table sits at an offset the typed array can start at
+  // (no second copy of ~64 MB), else an aligned copy. Little-endian, as ONNX raw_data is and as
+  // this (x86-64, arm64) host is.
+  const offset = model.byteOffset + table.raw.start;
+  const width = half ? 2 : 4;
+  const aligned = offset % width === 0;
+  const bytesOf = aligned ? model : new Uint8Array(bytes);
+  if (!aligned) bytesOf.set(model.subarray(table.raw.start, table.raw.end));
+  const at = aligned ? offset : 0;
   return {
     rows,
     dimension,
-    data: half ? { dtype: 'float16', bits: new Uint16Array(copy.buffer) } : { dtype: 'float32', values: new Float32Array(copy.buffer) },
+    data: half
+      ? { dtype: 'float16', bits: new Uint16Array(bytesOf.buffer, at, rows * dimension) }
+      : { dtype: 'float32', values: new Float32Array(bytesOf.buffer, at, rows * dimension) },
   };
 }

@@ -14,6 +14,17 @@ describe('readStaticTable', () => {
     expect(full).toEqual({ rows: 3, dimension: 2, data: { dtype: 'float32', values } });
   });
 
+  it('reads the same table wherever the file sits in memory (a view when aligned, else a copy)', () => {
+    const bits = Uint16Array.from([1, 2, 3, 4, 5, 6]);
+    const model = encodeGatherEmbeddingModel({ ...spec, table: { dtype: 'float16', bits } }).finish();
+    for (const shift of [0, 1, 2, 3]) {
+      const holder = new Uint8Array(model.length + shift);
+      holder.set(model, shift);
+      const table = readStaticTable(holder.subarray(shift))!;
+      expect(table.data).toEqual({ dtype: 'float16', bits });
+    }
+  });
+
   it('declines what is not that graph, and throws on a cut file', () => {
     const model = encodeGatherEmbeddingModel({ ...spec, table: { dtype: 'float16', bits: new Uint16Array(6) } }).finish();
     // The same bytes with the op renamed (Gather → Gatheq): another graph, left to onnxruntime.
