@@ -139,6 +139,8 @@ for (let m = 0; built < CHUNKS; m++) {
     }),
   );
   built += texts.length;
+  // As the indexer takes each batch of events in its own turn of the event loop.
+  await new Promise((resolve) => setImmediate(resolve));
 }
 await index.graphsBuilt(); // (the graph is built in the background once the project passes ann-min chunks)
 stalls.disable();

@@ -65,4 +65,20 @@ describe.skipIf(!built)('StaticEmbedder: the static model without onnxruntime', 
     // Not all zero: the comparison is of real vectors (the edge cases include all-zero ones).
     expect(actual.filter((v) => v.some((x) => x !== 0)).length).toBeGreaterThan(prose.length);
   });
+
+  it('lets other work run between batches of a long call', async () => {
+    const small = await loadEmbedder({ model: DEFAULT_EMBEDDING_MODEL, modelsDir, allowRemote: false, batchSize: 8 });
+    let turns = 0;
+    let counting = true;
+    const tick = () => {
+      turns += 1;
+      if (counting) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const vectors = await small.embed(prose.slice(0, 80), 'document');
+    counting = false;
+    expect(vectors).toHaveLength(80);
+    expect(turns).toBeGreaterThanOrEqual(9); // a turn between each of the 10 batches
+    expect(vectors).toEqual(await direct.embed(prose.slice(0, 80), 'document'));
+  });
 });

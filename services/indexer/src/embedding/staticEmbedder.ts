@@ -43,6 +43,7 @@ export class StaticEmbedder implements Embedder {
     private readonly table: StaticTable,
     private readonly maxLength: number,
     private readonly prefixes: { query: string; document: string },
+    private readonly batchSize: number,
   ) {
     this.half = table.data.dtype === 'float16' ? table.data.bits : undefined;
     this.full = table.data.dtype === 'float32' ? table.data.values : undefined;
@@ -52,14 +53,14 @@ export class StaticEmbedder implements Embedder {
    * The model in `dir` as a static embedder, or undefined when it is not one this can run (no
    * builder marker, or a graph other than the table lookup): it is then loaded with transformers.js.
    */
-  static open(modelId: string, dir: string, prefixes: { query: string; document: string }): StaticEmbedder | undefined {
+  static open(modelId: string, dir: string, prefixes: { query: string; document: string }, batchSize = 64): StaticEmbedder | undefined {
     if (!fs.existsSync(path.join(dir, STATIC_MODEL_MARKER))) return undefined;
     const table = readStaticTable(fs.readFileSync(path.join(dir, 'onnx', 'model.onnx')));
     if (!table) return undefined;
     const config = JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer_config.json'), 'utf8')) as TokenizerConfig;
     if (config.truncation_side !== undefined && config.truncation_side !== 'right') return undefined;
     const tokenizer = new Tokenizer(JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8')) as object, config);
-    return new StaticEmbedder(modelId, tokenizer, table, config.model_max_length ?? Number.MAX_SAFE_INTEGER, prefixes);
+    return new StaticEmbedder(modelId, tokenizer, table, config.model_max_length ?? Number.MAX_SAFE_INTEGER, prefixes, batchSize);
   }
 
   get dimension(): number {
@@ -70,7 +71,14 @@ export class StaticEmbedder implements Embedder {
     if (this.disposed) throw new Error(`embedder for "${this.modelId}" has been disposed`);
     if (kind !== 'query' && kind !== 'document') throw new Error(`embed: kind must be 'query' or 'document', got ${String(kind)}`);
     const prefix = this.prefixes[kind];
-    return texts.map((t) => this.embedOne(prefix + t));
+    const out: Float32Array[] = [];
+    for (let i = 0; i < texts.length; i++) {
+      // All in JavaScript on this thread: between batches, let other work run (searches, acks), as
+      // onnxruntime's asynchronous runs did (a 16 MiB memo has ~21k chunks).
+      if (i > 0 && i % this.batchSize === 0) await new Promise((resolve) => setImmediate(resolve));
+      out.push(this.embedOne(prefix + texts[i]!));
+    }
+    return out;
   }
 
   private embedOne(text: string): Float32Array {
