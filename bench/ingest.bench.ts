@@ -20,6 +20,7 @@ import { startProcessStack } from '../test/support/processStack';
 import { httpsJson } from '../test/support/https';
 import { cpuBetween, cpuSnapshot } from './support/processCpu';
 import { memoTexts } from './support/memoTexts';
+import { waitProcessed } from './support/processed';
 import { percentile, pool, printTable } from './support/stats';
 
 const { values } = parseArgs({
@@ -84,18 +85,7 @@ try {
   }), CONCURRENCY);
   const posted = Date.now();
 
-  // Processing is roughly first-in first-out: wait on the oldest memo not yet done.
-  let chunks = 0;
-  for (const id of ids) {
-    for (;;) {
-      const res = await call<Memo>('GET', `/api/v1/memo/${id}`);
-      if (res.status === 200 && !res.body.pending) {
-        chunks += res.body.chunks.length;
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
+  const chunks = await waitProcessed(ids, (id) => call<Memo>('GET', `/api/v1/memo/${id}`));
   const done = Date.now();
   const seconds = (done - started) / 1000;
   // CPU per memo is steadier than memos/s when other work shares the machine.

@@ -22,6 +22,7 @@ import { startProcessStack } from '../test/support/processStack';
 import { formatLoad, load, type LoadResult } from './support/load';
 import { cpuBetween, cpuSnapshot } from './support/processCpu';
 import { memoTexts } from './support/memoTexts';
+import { waitProcessed } from './support/processed';
 import { pool, printTable } from './support/stats';
 
 const { values } = parseArgs({
@@ -52,17 +53,7 @@ try {
     }),
     32,
   );
-  let chunks = 0;
-  for (const id of ids) {
-    for (;;) {
-      const res = await call<Memo>('GET', `/api/v1/memo/${id}`);
-      if (res.status === 200 && !res.body.pending) {
-        chunks += res.body.chunks.length;
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  const chunks = await waitProcessed(ids, (id) => call<Memo>('GET', `/api/v1/memo/${id}`), 50);
   console.log(`seeded ${MEMOS} memos (${chunks} chunks) in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
 
   const headers = { authorization: `Bearer ${stack.key}`, 'content-type': 'application/json' };

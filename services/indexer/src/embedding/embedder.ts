@@ -22,6 +22,7 @@ import path from 'node:path';
 // transformers.js (and onnxruntime under it) is imported only when a model needs it: the static
 // model runs without it (staticEmbedder.ts), and importing it alone costs ~170 MB of memory.
 import type { FeatureExtractionPipeline, Tensor, env } from '@huggingface/transformers';
+import { normalizedSum } from './pooling';
 import { StaticEmbedder } from './staticEmbedder';
 
 const transformers = () => import('@huggingface/transformers');
@@ -195,16 +196,9 @@ function poolAndNormalize(hidden: Tensor, mask: Tensor, row: number): Float32Arr
     const base = (row * seqLength + s) * dim;
     for (let k = 0; k < dim; k++) sum[k] = sum[k]! + data[base + k]!;
   }
-  const out = new Float32Array(dim);
-  if (count === 0) return out;
-  let norm = 0;
-  for (let k = 0; k < dim; k++) norm += sum[k]! * sum[k]!;
-  norm = Math.sqrt(norm);
-  // The mean's 1/count factor cancels in the normalisation.
-  if (!(norm > 0) || !Number.isFinite(norm)) return out;
-  for (let k = 0; k < dim; k++) out[k] = sum[k]! / norm;
-  return out;
+  return count === 0 ? new Float32Array(dim) : normalizedSum(sum);
 }
+
 
 class TransformersEmbedder implements Embedder {
   private dim = 0;

@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import type { Embedder } from './embedder';
+import { normalizedSum } from './pooling';
 import { float16Value } from './staticModel/float16';
 import { readStaticTable, type StaticTable } from './staticModel/reader';
 
@@ -94,15 +95,7 @@ export class StaticEmbedder implements Embedder {
       if (half) for (let k = 0; k < dim; k++) sum[k] = sum[k]! + lookup[half[base + k]!]!;
       else for (let k = 0; k < dim; k++) sum[k] = sum[k]! + full![base + k]!;
     }
-    const out = new Float32Array(dim);
-    if (ids.length === 0) return out;
-    let norm = 0;
-    for (let k = 0; k < dim; k++) norm += sum[k]! * sum[k]!;
-    norm = Math.sqrt(norm);
-    // (the mean's 1/count cancels in the normalisation, as in the transformers.js path)
-    if (!(norm > 0) || !Number.isFinite(norm)) return out;
-    for (let k = 0; k < dim; k++) out[k] = sum[k]! / norm;
-    return out;
+    return ids.length === 0 ? new Float32Array(dim) : normalizedSum(sum);
   }
 
   async dispose(): Promise<void> {
