@@ -3,7 +3,7 @@
  * after an ingestion), and bytes on disk per store per byte of memo text, beside the issue's goals
  * (idle RSS of the whole stack ≤ 600 MB; all stores ≤ 5× the raw text).
  *
- *   tsx bench/footprint.bench.ts [--memos 5000] [--chars 1500] [--concurrency 32]
+ *   tsx bench/footprint.bench.ts [--memos 5000] [--chars 1500] [--concurrency 32] [--single-process]
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     memos: { type: 'string', default: '5000' },
     chars: { type: 'string', default: '1500' },
     concurrency: { type: 'string', default: '32' },
+    'single-process': { type: 'boolean', default: false },
   },
 });
 const MEMOS = Number(values.memos);
@@ -80,7 +81,7 @@ function du(dir: string): number {
   return total;
 }
 
-const stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0' });
+const stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0' }, values['single-process'] ? ['--single-process'] : []);
 try {
   await new Promise((r) => setTimeout(r, 5_000));
   printTable('resident memory, idle (5 s after ready)', rssRows(processes(stack)));

@@ -1,10 +1,12 @@
 /**
  * `pnpm start`: the whole stack on one machine, each service its own process.
  *
- *   pnpm start [--scale gateway=2,indexer=2,agent=2,memo=1,search=1] [--no-restart]
+ *   pnpm start [--scale gateway=2,indexer=2,agent=2,memo=1,search=1] [--single-process] [--no-restart]
  *
  * `search=N` adds N search-only indexer processes (INDEXER_ROLE=search, default 0): they answer
  * searches from the index the indexers write, off the event loop that chunks and embeds.
+ * `--single-process` runs every service in one Node process (scripts/allInOne.ts): least memory,
+ * no scaling.
  *
  * NATS: without NATS_URL, starts its own nats-server with JetStream, its store in MEMEX_DATA_DIR/nats,
  * on MEMEX_NATS_PORT (default 4222, or a free port when 4222 is taken), and writes its URL to
@@ -37,6 +39,8 @@ const SERVICES: Service[] = ['memo', 'indexer', 'agent', 'extractor', 'gateway']
 /** What `--scale` counts: the services, and `search`, indexer processes that only answer searches. */
 type Scaled = Service | 'search';
 const SCALED: Scaled[] = [...SERVICES, 'search'];
+/** `--single-process`: every service in one process (scripts/allInOne.ts). */
+const ALL_IN_ONE = 'all-in-one';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Where `pnpm start` writes the URL of the nats-server it started; the CLI reads it. */
 export const NATS_URL_FILE = 'nats.url';
@@ -244,9 +248,14 @@ class NatsSupervisor {
 let nats: NatsSupervisor | undefined;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { scale: { type: 'string' }, 'no-restart': { type: 'boolean' } }, allowPositionals: false });
+  const { values } = parseArgs({
+    options: { scale: { type: 'string' }, 'single-process': { type: 'boolean' }, 'no-restart': { type: 'boolean' } },
+    allowPositionals: false,
+  });
   const restart = !values['no-restart'];
   const scale = parseScale(values.scale);
+  const single = values['single-process'] === true;
+  if (single && values.scale) throw new Error('--single-process runs one instance of each service: it cannot be combined with --scale');
   // Everything the stack writes under the data dir is the user's alone: keys, memos, the NATS store.
   process.umask(0o077);
   const dataDir = resolve(process.env.MEMEX_DATA_DIR || join(ROOT, 'data'));
@@ -291,20 +300,26 @@ async function main(): Promise<void> {
   if (bundles) {
     const startedAt = Date.now();
     await bundleInPlace(bundles, [
-      ...SERVICES.map((service) => ({ name: service, entry: `services/${service}/src/main.ts` })),
+      ...(single ? [{ name: ALL_IN_ONE, entry: 'scripts/allInOne.ts' }] : SERVICES.map((service) => ({ name: service, entry: `services/${service}/src/main.ts` }))),
       { name: 'extractor-child', entry: 'services/extractor/src/sandbox/child.ts' },
     ]);
     log(`compiled the services in ${Date.now() - startedAt} ms`);
   }
   const nodeFlags = (process.env.MEMEX_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-  const command = (service: Service): string[] => [
+  const command = (service: Service | typeof ALL_IN_ONE): string[] => [
     ...nodeFlags,
-    ...(bundles ? ['--enable-source-maps', join(bundles, `${service}.mjs`)] : ['--import', 'tsx', join(ROOT, 'services', service, 'src', 'main.ts')]),
+    ...(bundles
+      ? ['--enable-source-maps', join(bundles, `${service}.mjs`)]
+      : ['--import', 'tsx', service === ALL_IN_ONE ? join(ROOT, 'scripts', 'allInOne.ts') : join(ROOT, 'services', service, 'src', 'main.ts')]),
   ];
 
-  const launch = (service: Scaled, n: number, attempt = 0): void => {
+  const launch = (service: Scaled | typeof ALL_IN_ONE, n: number, attempt = 0): void => {
     const childEnv =
-      service === 'gateway' ? { ...env, MEMEX_PORT: String(port + n) } : service === 'search' ? { ...env, INDEXER_ROLE: 'search' } : env;
+      service === 'gateway' || service === ALL_IN_ONE
+        ? { ...env, MEMEX_PORT: String(port + n) }
+        : service === 'search'
+          ? { ...env, INDEXER_ROLE: 'search' }
+          : env;
     // Own process group: a Ctrl-C reaches this script alone, which stops each service once.
     const child = spawn(process.execPath, command(service === 'search' ? 'indexer' : service), { cwd: ROOT, env: childEnv, stdio: 'inherit', detached: true });
     children.add(child);
@@ -345,7 +360,8 @@ async function main(): Promise<void> {
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(signal));
 
-  for (const service of SCALED) for (let n = 0; n < scale[service]; n++) launch(service, n);
+  if (single) launch(ALL_IN_ONE, 0);
+  else for (const service of SCALED) for (let n = 0; n < scale[service]; n++) launch(service, n);
 
   if (await waitFor(() => readyz(port), 120_000)) {
     const gateways = Array.from({ length: scale.gateway }, (_, n) => `https://localhost:${port + n}`).join(', ');
