@@ -39,4 +39,6 @@ export const BUNDLES: readonly { name: string; entry: string }[] = [
     return { name, entry };
   })),
   { name: 'cli', entry: 'packages/cli/src/main.ts' },
+  // Every service in one process: `pnpm start --single-process`, the standalone image's MEMEX_SINGLE_PROCESS=1.
+  { name: 'all-in-one', entry: 'scripts/allInOne.ts' },
 ];

@@ -12,6 +12,8 @@
  *   creates that project (in MEMEX_BOOTSTRAP_ORG's organization, if set) and writes
  *   {organization_id, project_id, api_key} to /data/bootstrap.json (mode 0600); the key is shown
  *   nowhere else. Later starts keep the file and create nothing.
+ * - MEMEX_SINGLE_PROCESS=1: the services run in one Node process (dist/all-in-one.mjs) instead of
+ *   one each: about half the memory, for small hosts and test containers.
  * - SIGTERM/SIGINT stop the services (up to 20 s), then nats-server, then exit 0.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -24,7 +26,8 @@ const APP = process.env.MEMEX_APP_DIR || '/app';
 const DATA = process.env.MEMEX_DATA_DIR || '/data';
 const NATS_PORT = 4222;
 const GATEWAY_PORT = Number(process.env.MEMEX_PORT || 8443);
-const services = JSON.parse(readFileSync(join(APP, 'services.json'), 'utf8')).services.map((s) => s.name);
+const services =
+  process.env.MEMEX_SINGLE_PROCESS === '1' ? ['all-in-one'] : JSON.parse(readFileSync(join(APP, 'services.json'), 'utf8')).services.map((s) => s.name);
 const env = { ...process.env, NATS_URL: `nats://127.0.0.1:${NATS_PORT}`, MEMEX_DATA_DIR: DATA };
 
 let stopping = false;

@@ -5,13 +5,14 @@
 #
 #   docker run -p 8443:8443 -v memex-data:/data -e MEMEX_BOOTSTRAP_PROJECT=demo memex.local/memex:dev
 #   docker exec <container> cat /data/bootstrap.json        # {"project_id":…,"api_key":"mxp_…"}
+#   -e MEMEX_SINGLE_PROCESS=1: every service in one Node process (about half the memory)
 #
 # For evaluation, tests (@memex/testcontainers) and small single-host sites; scale out with the
 # per-service images. Built by `pnpm images` from the `memex-build` and `memex-runtime` stages.
 
 FROM memex-build AS prune
 RUN --mount=type=cache,id=memex-pnpm-store,target=/pnpm/store \
-    sh deploy/docker/prune.sh /out $(node -p "require('./deploy/services.json').services.map((s) => s.name).join(' ')") cli \
+    sh deploy/docker/prune.sh /out $(node -p "require('./deploy/services.json').services.map((s) => s.name).join(' ')") cli all-in-one \
  && cp deploy/services.json /out/services.json
 
 # The same stage as indexer.Dockerfile's, so the engine's cache builds the model once for both.

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Makes the production tree of a Memex image from the built workspace:
 #
-#   sh deploy/docker/prune.sh <out dir> <name>...      names: services of deploy/services.json, or cli
+#   sh deploy/docker/prune.sh <out dir> <name>...      names: services of deploy/services.json, cli,
+#                                                      or all-in-one (every service: name them too)
 #
 # <out dir> gets dist/<name>.mjs for each name (the compiled bundles of `pnpm build`) and a
 # node_modules holding only the third-party packages those need at run time, installed offline
@@ -22,6 +23,7 @@ for name in "$@"; do
   [ -f "$src/dist/$name.mjs" ] || { echo "prune.sh: dist/$name.mjs is missing: run pnpm build first" >&2; exit 1; }
   case "$name" in
     cli) filters="$filters --filter-prod @memex/cli..." ;;
+    all-in-one) ;;
     *) filters="$filters --filter-prod @memex/$name..." ;;
   esac
 done

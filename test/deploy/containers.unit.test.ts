@@ -37,8 +37,9 @@ describe('deploy/compose.ts', () => {
 });
 
 describe('deploy/bundle.ts', () => {
-  it("bundles every service, the extractor's sandbox child beside it, and the CLI", () => {
-    expect(BUNDLES.map((b) => b.name)).toEqual([...SERVICE_NAMES, 'extractor-child', 'cli']);
+  it("bundles every service, the extractor's sandbox child beside it, the CLI and all services in one", () => {
+    expect(BUNDLES.map((b) => b.name)).toEqual([...SERVICE_NAMES, 'extractor-child', 'cli', 'all-in-one']);
+    expect(BUNDLES.find((b) => b.name === 'all-in-one')?.entry).toBe('scripts/allInOne.ts');
     expect(BUNDLES.find((b) => b.name === 'extractor-child')?.entry).toBe('services/extractor/src/sandbox/child.ts');
   });
 });
