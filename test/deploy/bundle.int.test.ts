@@ -13,6 +13,11 @@ import type { SandboxPool as SandboxPoolType } from '../../services/extractor/sr
 import { bundle, bundleInPlace } from '../../deploy/bundle';
 import { REPO_ROOT } from '../../deploy/services';
 
+/** What a bundle imports at its top level (what loads when it starts). */
+function staticImports(code: string): string[] {
+  return [...code.matchAll(/^import\s[^'"]*?["']([^"']+)["']/gm)].map((m) => m[1]!);
+}
+
 describe('compiled bundles', () => {
   it("carry the console's assets beside the gateway bundle, where @memex/console finds them", async () => {
     await bundle(['gateway']);
@@ -29,7 +34,7 @@ describe('compiled bundles', () => {
     try {
       const [file] = await bundleInPlace(dir.path, [{ name: 'gateway', entry: 'services/gateway/src/main.ts' }]);
       const code = readFileSync(file!, 'utf8');
-      const imports = [...code.matchAll(/^import\s[^'"]*?["']([^"']+)["']/gm)].map((m) => m[1]!);
+      const imports = staticImports(code);
       const thirdParty = imports.filter((p) => !p.startsWith('node:'));
       expect(thirdParty.length).toBeGreaterThan(5);
       for (const path of thirdParty) {
@@ -47,7 +52,7 @@ describe('compiled bundles', () => {
     try {
       const [file] = await bundleInPlace(dir.path, [{ name: 'indexer', entry: 'services/indexer/src/main.ts' }]);
       const code = readFileSync(file!, 'utf8');
-      const imports = [...code.matchAll(/^import\s[^'"]*?["']([^"']+)["']/gm)].map((m) => m[1]!);
+      const imports = staticImports(code);
       expect(imports.some((p) => p.includes('@huggingface/tokenizers'))).toBe(true);
       expect(imports.filter((p) => /@huggingface\/transformers|onnxruntime/.test(p))).toEqual([]);
       expect(code).toMatch(/import\(["'][^"']*@huggingface\/transformers/);

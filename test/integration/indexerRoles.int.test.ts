@@ -5,14 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SearchResultItem } from '@memex/contracts';
 import { loadIndexerConfig, startIndexerService, type IndexerService } from '@memex/indexer';
-import { collectMetrics, type InstanceMetrics } from '@memex/runtime';
+import { collectMetrics } from '@memex/runtime';
 import { memoApi } from '../support/api';
+import { counter } from '../support/metrics';
 import { startStack, type Stack } from '../support/stack';
-
-function total(instances: InstanceMetrics[], instance: string, name: string): number {
-  const family = instances.find((i) => i.instance === instance)?.families.find((f) => f.name === name);
-  return (family?.samples ?? []).reduce((sum, s) => sum + s.value, 0);
-}
 
 describe('indexer roles: ingest-only and search-only instances over one embedded index', () => {
   let stack: Stack;
@@ -54,11 +50,12 @@ describe('indexer roles: ingest-only and search-only instances over one embedded
     }
 
     const metrics = await collectMetrics(stack.nc, ['indexer'], 500);
+    const total = (instance: string, name: string) => counter(metrics, 'indexer', name).get(instance);
     expect(metrics.map((m) => m.instance).sort()).toEqual(['ingest-only', 'search-only']);
-    expect(total(metrics, 'search-only', 'memex_queries_total')).toBeGreaterThanOrEqual(10);
-    expect(total(metrics, 'search-only', 'memex_consumer_messages_total')).toBe(0);
-    expect(total(metrics, 'search-only', 'memex_revisions_indexed_total')).toBe(0);
-    expect(total(metrics, 'ingest-only', 'memex_queries_total')).toBe(0);
-    expect(total(metrics, 'ingest-only', 'memex_revisions_indexed_total')).toBe(6);
+    expect(total('search-only', 'memex_queries_total')).toBeGreaterThanOrEqual(10);
+    expect(total('search-only', 'memex_consumer_messages_total')).toBe(0);
+    expect(total('search-only', 'memex_revisions_indexed_total')).toBe(0);
+    expect(total('ingest-only', 'memex_queries_total')).toBe(0);
+    expect(total('ingest-only', 'memex_revisions_indexed_total')).toBe(6);
   });
 });

@@ -8,9 +8,10 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Consumers, Streams, type Memo } from '@memex/contracts';
-import { collectMetrics, type InstanceMetrics } from '@memex/runtime';
+import { collectMetrics } from '@memex/runtime';
 import { eventually } from '@memex/testing';
 import { httpsJson } from '../support/https';
+import { counter } from '../support/metrics';
 import { startProcessStack, type ProcessStack } from '../support/processStack';
 
 /** Child processes of `parent` whose command line runs `entry`. */
@@ -27,18 +28,6 @@ function pidsOf(parent: number, entry: string): number[] {
       }
     })
     .map(Number);
-}
-
-function counter(instances: InstanceMetrics[], service: string, name: string, labels: Record<string, string> = {}): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const i of instances.filter((x) => x.service === service)) {
-    const family = i.families.find((f) => f.name === name);
-    const value = (family?.samples ?? [])
-      .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-      .reduce((sum, s) => sum + s.value, 0);
-    out.set(i.instance, value);
-  }
-  return out;
 }
 
 const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);

@@ -103,6 +103,9 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
   const blobs = await openBlobStore(nc, config);
   const content = new ContentStore(blobs, keyring);
   const processor = new MemoProcessor({ index, models, commands, content, chunking, logger, metrics });
+  // Declared before the state watch below, whose first callback may come at once.
+  const ingests = config.INDEXER_ROLE !== 'search';
+  const searches = config.INDEXER_ROLE !== 'ingest';
   const reindexer = new Reindexer({ js, jsm, index, models, store: stateStore, chunking, content, instance, logger });
 
   const stopWatch = await stateStore.watch((next) => {
@@ -115,8 +118,6 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
     if (ingests) void stateStore.read().then(({ state: s }) => reindexer.consider(s)).catch(() => undefined);
   }, 10_000);
 
-  const ingests = config.INDEXER_ROLE !== 'search';
-  const searches = config.INDEXER_ROLE !== 'ingest';
   const runners: ConsumerRunner[] = !ingests ? [] : [
     // Catalog updates are small and many: all that arrived together go in one index write.
     await consumeMemoEvents({

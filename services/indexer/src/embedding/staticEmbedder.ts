@@ -14,11 +14,9 @@ import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import type { Embedder } from './embedder';
 import { normalizedSum } from './pooling';
+import { STAMP_FILE } from './staticModel/build';
 import { float16Value } from './staticModel/float16';
 import { readStaticTable, type StaticTable } from './staticModel/reader';
-
-/** Written by the builder beside every static model it makes. */
-export const STATIC_MODEL_MARKER = 'memex-build.json';
 
 /** float32 value of every float16 bit pattern: one lookup per component. */
 let halfToFloat: Float32Array | undefined;
@@ -55,7 +53,8 @@ export class StaticEmbedder implements Embedder {
    * builder marker, or a graph other than the table lookup): it is then loaded with transformers.js.
    */
   static open(modelId: string, dir: string, prefixes: { query: string; document: string }, batchSize = 64): StaticEmbedder | undefined {
-    if (!fs.existsSync(path.join(dir, STATIC_MODEL_MARKER))) return undefined;
+    // (the builder's stamp marks a model it made)
+    if (!fs.existsSync(path.join(dir, STAMP_FILE))) return undefined;
     const table = readStaticTable(fs.readFileSync(path.join(dir, 'onnx', 'model.onnx')));
     if (!table) return undefined;
     const config = JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer_config.json'), 'utf8')) as TokenizerConfig;

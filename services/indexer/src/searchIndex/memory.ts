@@ -245,7 +245,7 @@ function quantize(v: Float32Array, out: Int8Array, offset: number): number {
 /** Nodes a graph takes one at a time before parallel insertion starts. */
 const GRAPH_SEED = 1024;
 /** A background build adds nodes for about this long before it lets other work run. */
-export const GRAPH_SLICE_MS = 10;
+const GRAPH_SLICE_MS = 10;
 /** Nodes per usearch call during a background build (a call cannot be interrupted). */
 const GRAPH_SLICE_NODES = 64;
 
@@ -300,10 +300,9 @@ export class ModelMemory {
     return new Promise((resolve) => this.buildWaiters.push(resolve));
   }
 
-  /** Stops background builds: this memory is being replaced or closed. */
+  /** Stops background builds (each ends at its next slice): this memory is being replaced or closed. */
   dispose(): void {
     this.disposed = true;
-    for (const project of this.projects.values()) if (project.building) project.building.cancelled = true;
   }
 
   get live(): number {

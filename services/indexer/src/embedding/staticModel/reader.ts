@@ -96,13 +96,13 @@ export function readStaticTable(model: Uint8Array): StaticTable | undefined {
   if (half && (cast?.opType !== 'Cast' || cast.inputs[0] !== gather.outputs[0] || cast.outputs[0] !== 'last_hidden_state')) return undefined;
   if (!half && gather.outputs[0] !== 'last_hidden_state') return undefined;
   const [rows, dimension] = table.dims as [number, number];
+  const width = half ? 2 : 4;
   const bytes = table.raw.end - table.raw.start;
-  if (bytes !== rows * dimension * (half ? 2 : 4)) return undefined;
+  if (bytes !== rows * dimension * width) return undefined;
   // A view of the file's bytes when the table sits at an offset the typed array can start at
   // (no second copy of ~64 MB), else an aligned copy. Little-endian, as ONNX raw_data is and as
   // this (x86-64, arm64) host is.
   const offset = model.byteOffset + table.raw.start;
-  const width = half ? 2 : 4;
   const aligned = offset % width === 0;
   const bytesOf = aligned ? model : new Uint8Array(bytes);
   if (!aligned) bytesOf.set(model.subarray(table.raw.start, table.raw.end));
