@@ -206,7 +206,7 @@ const rows: [string, string][] = [
   await measureOver(`BM25 candidates alone (top ${options.candidates}, MaxScore)`, queryTerms, QUERIES, (t) =>
     inside.memory.searchSparse(t, projectId, eligibleAll(), options.candidates, inside.catalog),
   ),
-  await measureOver(`BM25 candidates, every posting scored (before)`, queryTerms, QUERIES, (t) =>
+  await measureOver(`BM25 candidates, every posting scored (the reference)`, queryTerms, QUERIES, (t) =>
     inside.memory.searchSparseExhaustive(t, projectId, eligibleAll(), options.candidates, inside.catalog),
   ),
   ['dense recall@10 vs exact float scan', denseRecall().toFixed(4)],

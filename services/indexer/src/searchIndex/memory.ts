@@ -3,7 +3,8 @@
  * with a scale per vector), an HNSW graph per large project, and an inverted index per project.
  *
  * - Dense: candidates come from the project's HNSW graph (usearch, int8) when the project is large
- *   and the filters keep most of it, else from a scan of the findable chunks' int8 vectors; the best
+ *   and the filters keep most of it, else from an exact scan of the int8 vectors (usearch's SIMD
+ *   exactSearch over the model's vectors, or a JS loop over just the findable ones when few); the best
  *   of them by the full-precision query against int8 are rescored with their full-precision vectors,
  *   read from disk (SQLite) through `fullVector` for just those few, so scores are exact cosines.
  * - Sparse: BM25 with every statistic (document count, document frequency, average length) taken
@@ -17,7 +18,7 @@ import { DEFAULT_BM25_OPTIONS, idf, type EncodedDocument, type SparseVector } fr
 import type { CatalogEntry, ChunkCandidate } from './port';
 import { TopK } from './topK';
 
-const { Index, MetricKind, ScalarKind } = usearch;
+const { Index, MetricKind, ScalarKind, exactSearch } = usearch;
 export type AnnIndex = InstanceType<typeof Index>;
 
 /** An empty HNSW graph as the index builds them (int8 vectors, cosine), to build or to load into. */
@@ -114,10 +115,15 @@ export interface DenseSearchOptions {
   graphCandidates: number;
   /** Candidates beyond `limit` rescored with full-precision vectors. */
   rescoreMargin: number;
+  /** Without a graph, from this many findable chunks the dense scan is usearch's SIMD one, not a JS loop. */
+  simdScanMinChunks: number;
 }
 
 export const DEFAULT_DENSE_OPTIONS: Readonly<DenseSearchOptions> = Object.freeze({
-  annMinChunks: 20_000,
+  // Below this, an exact SIMD scan of the int8 vectors beats the graph at the search breadth that
+  // holds recall@10 ≥ 0.99 (bench/search.bench.ts, 100k chunks: scan 1.75 ms, graph 2.3 ms; a scan
+  // grows with the chunks, the graph barely), and it spares the graph's memory and build.
+  annMinChunks: 131_072,
   annMinShare: 0.25,
   // The offline model's sentence vectors (averaged GloVe) are a hard case for HNSW, as GloVe is in
   // ann-benchmarks. Measured with bench/search.bench.ts at 100k chunks, recall@10 against an exact
@@ -129,6 +135,7 @@ export const DEFAULT_DENSE_OPTIONS: Readonly<DenseSearchOptions> = Object.freeze
   expansionSearch: 800,
   graphCandidates: 512,
   rescoreMargin: 16,
+  simdScanMinChunks: 4096,
 });
 
 export interface ModelMemoryOptions {
@@ -211,6 +218,51 @@ function saturation(tf: number, length: number, avgdl: number): number {
   return tf / (tf + k1 * (1 - b) + ((k1 * b) / avgdl) * length);
 }
 
+/** A query term in a project's postings, as the BM25 searches walk them. */
+interface SparseTerm {
+  /** Its position in the query. */
+  q: number;
+  p: Postings;
+  weight: number;
+  /** The most it adds to any chunk's score. */
+  ub: number;
+}
+
+/** The k-th largest of `sums` over `slots[0..count)` (count ≥ k), by a min-heap of k kept in `scratch`. */
+function kthLargest(sums: Float64Array, slots: Int32Array, count: number, k: number, scratch: { values: Float64Array }): number {
+  if (scratch.values.length < k) scratch.values = new Float64Array(k * 2);
+  const heap = scratch.values;
+  for (let i = 0; i < k; i++) {
+    // sift up
+    let c = i;
+    const v = sums[slots[i]!]!;
+    while (c > 0) {
+      const parent = (c - 1) >> 1;
+      if (heap[parent]! <= v) break;
+      heap[c] = heap[parent]!;
+      c = parent;
+    }
+    heap[c] = v;
+  }
+  for (let i = k; i < count; i++) {
+    const v = sums[slots[i]!]!;
+    if (v <= heap[0]!) continue;
+    // replace the root, sift down
+    let c = 0;
+    for (;;) {
+      const l = 2 * c + 1;
+      if (l >= k) break;
+      const r = l + 1;
+      const m = r < k && heap[r]! < heap[l]! ? r : l;
+      if (heap[m]! >= v) break;
+      heap[c] = heap[m]!;
+      c = m;
+    }
+    heap[c] = v;
+  }
+  return heap[0]!;
+}
+
 /** The first position ≥ `from` in `slots[0..n)` holding a slot ≥ `target` (galloping search). */
 function advance(slots: Int32Array, n: number, from: number, target: number): number {
   if (from >= n || slots[from]! >= target) return from;
@@ -242,6 +294,11 @@ function quantize(v: Float32Array, out: Int8Array, offset: number): number {
   return scale;
 }
 
+/** The SIMD scan reads every slot of the model: used when the findable ones are at least this share. */
+const SIMD_SCAN_MIN_SHARE = 0.125;
+/** Candidates the SIMD scan passes on at least (before the float query's estimates pick the best). */
+const SIMD_SCAN_MIN_CANDIDATES = 256;
+
 /** Nodes a graph takes one at a time before parallel insertion starts. */
 const GRAPH_SEED = 1024;
 /** A background build adds nodes for about this long before it lets other work run. */
@@ -257,8 +314,10 @@ export class ModelMemory {
   private lengths: Float32Array;
   /** Each slot's key in its project's graph, -1 when it has none. */
   private graphKeys: Int32Array;
-  /** Per-query scratch for BM25 sums, indexed by slot; only the touched entries are reset. */
-  private scratch = new Float64Array(0);
+  /** Per-query scratch for BM25: sums indexed by slot, the slots touched, a heap for the k-th best. */
+  private sums = new Float64Array(0);
+  private touched = new Int32Array(0);
+  private readonly heap: { values: Float64Array } = { values: new Float64Array(0) };
   private readonly slots: (StoredChunk | undefined)[] = [];
   private readonly byMemo = new Map<string, number[]>();
   private readonly projects = new Map<string, ProjectData>();
@@ -720,7 +779,7 @@ export class ModelMemory {
       graph = this.graphCandidates(project.ann, query, mask, Math.max(this.dense.graphCandidates, 2 * depth), share);
     }
     const approximate = new TopK<number>(this.fullVector ? depth : limit, this.bySlot);
-    const source = graph ?? slots;
+    const source = graph ?? this.scanCandidates(query, slots, mask, depth) ?? slots;
     for (let i = 0; i < source.length; i++) {
       const slot = source[i]!;
       const score = this.estimate(query, slot);
@@ -743,6 +802,30 @@ export class ModelMemory {
     let dot = 0;
     for (let d = 0; d < full.length; d++) dot += full[d]! * query[d]!;
     return dot;
+  }
+
+  /**
+   * The findable slots nearest the query by an exact SIMD scan: usearch's exactSearch over every
+   * slot's int8 vector (the query quantized too, cosine), about ten times a JS loop's speed. Undefined
+   * when the JS loop over just the findable slots is the cheaper way (few of them, or a small share of
+   * all slots: the scan cannot skip the others), or when the scan's top found too few findable ones.
+   */
+  private scanCandidates(query: Float32Array, slots: Int32Array, mask: Uint8Array, depth: number): number[] | undefined {
+    const total = this.slots.length;
+    const share = slots.length / Math.max(1, total);
+    if (slots.length < this.dense.simdScanMinChunks || share < SIMD_SCAN_MIN_SHARE) return undefined;
+    const codes = new Int8Array(this.dimension);
+    quantize(query, codes, 0);
+    // Int8 cosines rank a little differently from the float query's estimates: take a few times the depth.
+    const wanted = Math.min(total, Math.ceil(Math.max(4 * depth, SIMD_SCAN_MIN_CANDIDATES) / share));
+    // (a view from offset 0: usearch reads typed arrays from the start of their buffer)
+    const { keys } = exactSearch(this.codes.subarray(0, total * this.dimension), codes, this.dimension, wanted, MetricKind.Cos, 1);
+    const found: number[] = [];
+    for (let i = 0; i < keys.length; i++) {
+      const slot = Number(keys[i]!);
+      if (mask[slot] === 1) found.push(slot);
+    }
+    return found.length < Math.min(4 * depth, slots.length) ? undefined : found;
   }
 
   /** The graph's nearest findable slots, or undefined when the filters leave it too few. */
@@ -779,85 +862,117 @@ export class ModelMemory {
   }
 
   /**
-   * BM25 top-k within the project and filters by MaxScore. Query terms are ordered by their score
-   * bound; the longest prefix whose bounds sum below the current k-th score are "non-essential":
-   * documents are enumerated from the other terms' postings only, and a non-essential term is looked
-   * up (by galloping) only while the document can still reach the top k. Scores are summed in query
-   * order, so they equal {@link searchSparseExhaustive}'s bit for bit.
+   * The query's terms found in the project, each with its BM25 weight (idf × query tf × (k1 + 1))
+   * and an upper bound of its contribution to any chunk, in the order both BM25 searches sum them:
+   * highest bound first (ties by query position). One order for both makes their scores equal to
+   * the last bit, since a float sum depends on the order of its terms.
+   */
+  private sparseTerms(query: SparseVector, project: ProjectData, avgdl: number): SparseTerm[] {
+    const { k1 } = DEFAULT_BM25_OPTIONS;
+    const terms: SparseTerm[] = [];
+    for (let i = 0; i < query.indices.length; i++) {
+      const p = project.postings.get(query.indices[i]!);
+      if (!p || p.df <= 0) continue;
+      const weight = idf(project.chunks, p.df) * query.values[i]! * (k1 + 1);
+      if (weight > 0) terms.push({ q: i, p, weight, ub: weight * this.bound(p, avgdl) });
+    }
+    return terms.sort((a, b) => b.ub - a.ub || a.q - b.q);
+  }
+
+  /** The per-slot sums and the list of slots they touched, sized for this model (zeroed between queries). */
+  private sparseScratch(): { sums: Float64Array; touched: Int32Array } {
+    if (this.sums.length < this.slots.length) {
+      this.sums = new Float64Array(Math.max(1024, this.slots.length * 2));
+      this.touched = new Int32Array(this.sums.length);
+    }
+    return { sums: this.sums, touched: this.touched };
+  }
+
+  /**
+   * BM25 top-k within the project and filters by MaxScore, a term at a time. Terms are taken from
+   * the highest upper bound down, each adding its contributions to per-slot sums; once the bounds of
+   * the terms left sum below the k-th best sum so far, no chunk those terms alone hold can reach the
+   * top k, so their (long, low-idf) posting lists are not walked: they are only looked up, by
+   * galloping, for the chunks that can still get in. Sums follow {@link sparseTerms}'s order, so
+   * scores equal {@link searchSparseExhaustive}'s bit for bit.
    */
   searchSparse(query: SparseVector, projectId: string, eligible: Map<string, number>, limit: number, catalog: CatalogMemory): ChunkCandidate[] {
     const project = this.projects.get(projectId);
     if (!project || limit <= 0) return [];
     const { k1, b } = DEFAULT_BM25_OPTIONS;
-    const { n, avgdl } = this.statistics(project);
+    const { avgdl } = this.statistics(project);
+    const terms = this.sparseTerms(query, project, avgdl);
+    if (terms.length === 0) return [];
     const { mask } = this.findable(eligible);
     const lengths = this.lengths;
     const base = k1 * (1 - b);
     const perLength = (k1 * b) / avgdl;
-    interface Term { q: number; p: Postings; weight: number; ub: number; pos: number }
-    const terms: Term[] = [];
-    for (let i = 0; i < query.indices.length; i++) {
-      const p = project.postings.get(query.indices[i]!);
-      if (!p || p.df <= 0) continue;
-      const weight = idf(n, p.df) * query.values[i]! * (k1 + 1);
-      terms.push({ q: i, p, weight, ub: weight * this.bound(p, avgdl), pos: 0 });
+    // rest[t]: the summed bounds of terms t.. (what a chunk can still gain from them).
+    const rest = new Float64Array(terms.length + 1);
+    for (let t = terms.length - 1; t >= 0; t--) rest[t] = rest[t + 1]! + terms[t]!.ub;
+    const { sums, touched } = this.sparseScratch();
+    let count = 0;
+    let best = 0;
+    let threshold = Number.NEGATIVE_INFINITY;
+    // A margin for rounding: bounds are summed apart from the scores they bound.
+    const below = (bound: number) => bound < threshold - 1e-9 * Math.abs(threshold);
+    let t = 0;
+    for (; t < terms.length; t++) {
+      // Only worth a look once the terms left could not lift an untouched chunk past the best sum.
+      if (count >= limit && rest[t]! < best) {
+        threshold = kthLargest(sums, touched, count, limit, this.heap);
+        if (below(rest[t]!)) break;
+      }
+      const { p, weight } = terms[t]!;
+      const slots = p.slots;
+      const tfs = p.tfs;
+      for (let j = 0; j < p.n; j++) {
+        const slot = slots[j]!;
+        if (mask[slot] !== 1) continue;
+        const tf = tfs[j]!;
+        const sum = sums[slot]!;
+        if (sum === 0) touched[count++] = slot;
+        const next = sum + (weight * tf) / (tf + base + perLength * lengths[slot]!);
+        sums[slot] = next;
+        if (next > best) best = next;
+      }
     }
-    if (terms.length === 0) return [];
-    terms.sort((a, b) => a.ub - b.ub);
-    const cumulative = new Float64Array(terms.length);
-    terms.forEach((t, i) => (cumulative[i] = t.ub + (i > 0 ? cumulative[i - 1]! : 0)));
-    const contributions = new Float64Array(query.indices.length);
     const top = new TopK<number>(limit, this.bySlot);
-    // A margin for rounding: bounds are compared with sums taken in another order.
-    const below = (bound: number) => bound < top.threshold - 1e-9 * Math.abs(top.threshold);
-    let essential = 0;
-    for (;;) {
-      while (essential < terms.length && below(cumulative[essential]!)) essential += 1;
-      if (essential === terms.length) break;
-      let doc = Number.POSITIVE_INFINITY;
-      for (let t = essential; t < terms.length; t++) {
-        const { p, pos } = terms[t]!;
-        if (pos < p.n && p.slots[pos]! < doc) doc = p.slots[pos]!;
+    if (t === terms.length) {
+      for (let i = 0; i < count; i++) top.offer(sums[touched[i]!]!, touched[i]!);
+    } else {
+      // The chunks that can still reach the top k, ascending, each looked up in the terms left.
+      let alive = 0;
+      for (let i = 0; i < count; i++) {
+        const slot = touched[i]!;
+        if (below(sums[slot]! + rest[t]!)) sums[slot] = 0;
+        else touched[alive++] = slot;
       }
-      if (doc === Number.POSITIVE_INFINITY) break;
-      const findable = mask[doc] === 1;
-      const docLength = lengths[doc]!;
-      let partial = 0;
-      for (let t = essential; t < terms.length; t++) {
-        const term = terms[t]!;
-        if (term.pos < term.p.n && term.p.slots[term.pos] === doc) {
-          if (findable) {
-            const tf = term.p.tfs[term.pos]!;
-            const c = (term.weight * tf) / (tf + base + perLength * docLength);
-            contributions[term.q] = c;
-            partial += c;
+      const candidates = touched.subarray(0, alive).sort();
+      let live = alive;
+      for (let u = t; u < terms.length && live > 0; u++) {
+        const { p, weight } = terms[u]!;
+        let pos = 0;
+        let kept = 0;
+        for (let i = 0; i < live; i++) {
+          const slot = candidates[i]!;
+          pos = advance(p.slots, p.n, pos, slot);
+          let sum = sums[slot]!;
+          if (pos < p.n && p.slots[pos] === slot) {
+            const tf = p.tfs[pos]!;
+            sum += (weight * tf) / (tf + base + perLength * lengths[slot]!);
+            sums[slot] = sum;
           }
-          term.pos += 1;
+          // Dropped once even the terms after this one cannot lift it to the threshold.
+          if (below(sum + rest[u + 1]!)) sums[slot] = 0;
+          else candidates[kept++] = slot;
         }
+        live = kept;
       }
-      if (!findable) continue;
-      let pruned = false;
-      for (let t = essential - 1; t >= 0; t--) {
-        if (below(partial + cumulative[t]!)) {
-          pruned = true;
-          break;
-        }
-        const term = terms[t]!;
-        term.pos = advance(term.p.slots, term.p.n, term.pos, doc);
-        if (term.pos < term.p.n && term.p.slots[term.pos] === doc) {
-          const tf = term.p.tfs[term.pos]!;
-          const c = (term.weight * tf) / (tf + base + perLength * docLength);
-          contributions[term.q] = c;
-          partial += c;
-        }
-      }
-      if (!pruned) {
-        let score = 0;
-        for (let i = 0; i < contributions.length; i++) score += contributions[i]!;
-        if (score > 0) top.offer(score, doc);
-      }
-      contributions.fill(0);
+      count = live;
+      for (let i = 0; i < live; i++) top.offer(sums[candidates[i]!]!, candidates[i]!);
     }
+    for (let i = 0; i < count; i++) sums[touched[i]!] = 0; // (the scratch is zero between queries)
     return top.sorted().map(({ score, item }) => this.candidate(item, score, catalog));
   }
 
@@ -866,34 +981,26 @@ export class ModelMemory {
     const project = this.projects.get(projectId);
     if (!project || limit <= 0) return [];
     const { k1, b } = DEFAULT_BM25_OPTIONS;
-    const { n, avgdl } = this.statistics(project);
+    const { avgdl } = this.statistics(project);
     const { mask } = this.findable(eligible);
-    if (this.scratch.length < this.slots.length * query.indices.length) this.scratch = new Float64Array(this.slots.length * query.indices.length * 2);
-    const width = query.indices.length;
-    const parts = this.scratch;
-    const touched = new Set<number>();
+    const { sums, touched } = this.sparseScratch();
+    let count = 0;
     const base = k1 * (1 - b);
     const perLength = (k1 * b) / avgdl;
-    for (let i = 0; i < width; i++) {
-      const p = project.postings.get(query.indices[i]!);
-      if (!p || p.df <= 0) continue;
-      const weight = idf(n, p.df) * query.values[i]! * (k1 + 1);
+    for (const { p, weight } of this.sparseTerms(query, project, avgdl)) {
       for (let j = 0; j < p.n; j++) {
         const slot = p.slots[j]!;
         if (mask[slot] !== 1) continue;
         const tf = p.tfs[j]!;
-        parts[slot * width + i] = (weight * tf) / (tf + base + perLength * this.lengths[slot]!);
-        touched.add(slot);
+        if (sums[slot] === 0) touched[count++] = slot;
+        sums[slot] = sums[slot]! + (weight * tf) / (tf + base + perLength * this.lengths[slot]!);
       }
     }
     const top = new TopK<number>(limit, this.bySlot);
-    for (const slot of touched) {
-      let score = 0;
-      for (let i = 0; i < width; i++) {
-        score += parts[slot * width + i]!;
-        parts[slot * width + i] = 0;
-      }
-      if (score > 0) top.offer(score, slot);
+    for (let i = 0; i < count; i++) {
+      const slot = touched[i]!;
+      top.offer(sums[slot]!, slot);
+      sums[slot] = 0;
     }
     return top.sorted().map(({ score, item }) => this.candidate(item, score, catalog));
   }

@@ -3,7 +3,7 @@ import type { Filter } from '@memex/contracts';
 import { seededRandom } from '@memex/testing';
 import { encodeQuery, termFrequencies } from '@memex/text';
 import { attrs } from './contract';
-import { CatalogMemory, ModelMemory } from './memory';
+import { CatalogMemory, ModelMemory, type DenseSearchOptions } from './memory';
 
 describe('ModelMemory', () => {
   it.each([
@@ -122,11 +122,11 @@ describe('ModelMemory sparse top-k (MaxScore)', () => {
 
 describe('ModelMemory dense search with an HNSW graph', () => {
   const dim = 32;
-  function build(annMinChunks: number, memos = 3000) {
+  function build(annMinChunks: number, memos = 3000, dense: Partial<DenseSearchOptions> = {}) {
     const random = seededRandom(77);
     const centres = Array.from({ length: 20 }, () => unitVector(random, dim));
     const catalog = new CatalogMemory();
-    const memory = new ModelMemory(dim, 1024, { dense: { annMinChunks } });
+    const memory = new ModelMemory(dim, 1024, { dense: { annMinChunks, ...dense } });
     const addMemo = (m: number) => {
       const memoId = `memo-${String(m).padStart(5, '0')}`;
       catalog.set({ memoId, projectId: 'p', version: 1, memo: attrs('p', memoId, { title: m % 10 === 0 ? 'rare' : 'common' }) });
@@ -153,6 +153,34 @@ describe('ModelMemory dense search with an HNSW graph', () => {
       found += hits.filter((h) => truth.has(h.chunkId)).length;
     }
     expect(found / (10 * graph.queries.length)).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('scans with SIMD what a JS loop finds, beside another project, with filters and removals', () => {
+    // The same chunks twice: one memory scans with usearch's SIMD exactSearch, the other in a JS loop.
+    const simd = build(1_000_000, 6000);
+    const loop = build(1_000_000, 6000, { simdScanMinChunks: Number.POSITIVE_INFINITY });
+    for (const { memory } of [simd, loop]) {
+      for (let m = 0; m < 1500; m++) {
+        memory.add({ chunkId: `other-${m}`, memoId: `other-${m}`, projectId: 'other', revision: 1, index: 0, content: '' }, unitVector(seededRandom(m), dim), termFrequencies('x'));
+      }
+      for (let m = 0; m < 6000; m += 7) memory.removeMemo(`memo-${String(m).padStart(5, '0')}`);
+    }
+    const rare: Filter[] = [{ field: 'title', operator: 'eq', value: 'rare', filter_type: 'native_field' }];
+    let same = 0;
+    let total = 0;
+    for (const q of simd.queries) {
+      for (const filters of [[], rare]) {
+        const a = simd.memory.searchDense(q, simd.catalog.eligible('p', filters), 10, simd.catalog, 'p');
+        const b = loop.memory.searchDense(q, loop.catalog.eligible('p', filters), 10, loop.catalog, 'p');
+        expect(a).toHaveLength(10);
+        // Neither the other project's chunks nor removed ones.
+        expect(a.every((h) => h.memoId.startsWith('memo-') && Number(h.memoId.slice(5)) % 7 !== 0)).toBe(true);
+        if (filters.length > 0) expect(a.every((h) => Number(h.memoId.slice(5)) % 10 === 0)).toBe(true);
+        same += a.filter((h, i) => h.chunkId === b[i]!.chunkId).length;
+        total += a.length;
+      }
+    }
+    expect(same / total).toBeGreaterThanOrEqual(0.99);
   });
 
   it('answers a selective filter exactly and forgets removed chunks in the graph', async () => {
