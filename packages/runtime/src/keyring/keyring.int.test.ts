@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kvm } from '@nats-io/kv';
@@ -43,6 +43,32 @@ describe('keyring (crypto-shredding)', () => {
     expect((await ring.open(p, m, a)).toString()).toBe('the memo text');
     const sealed = await ring.sealJson(p, m, { title: 'T', tags: ['x'] });
     expect(await ring.openJson(p, m, sealed)).toEqual({ title: 'T', tags: ['x'] });
+    ring.close();
+  });
+
+  it('deflates what shrinks before sealing, keeps what does not, and opens both formats', async () => {
+    const ring = await Keyring.open(nc);
+    const [p, m] = ['project-a', randomUUID()];
+    await ring.create(p, m);
+    const prose = Buffer.from(Array.from({ length: 40 }, (_, i) => `Sentence ${i} of a memo about fog signals and lighthouses.`).join(' '));
+    const text = await ring.seal(p, m, prose);
+    expect(text[0]).toBe(2);
+    expect(text.byteLength).toBeLessThan(prose.byteLength / 2);
+    expect((await ring.open(p, m, text)).equals(prose)).toBe(true);
+    // Random bytes (a compressed file), small or large, are sealed as they are: format 1, 29 bytes of overhead.
+    for (const size of [200, 100_000]) {
+      const noise = randomBytes(size);
+      const sealed = await ring.seal(p, m, noise);
+      expect([sealed[0], sealed.byteLength]).toEqual([1, size + 29]);
+      expect((await ring.open(p, m, sealed)).equals(noise)).toBe(true);
+    }
+    // A deflated box is authenticated like any other.
+    const tampered = Buffer.from(text);
+    tampered[20]! ^= 1;
+    await expect(ring.open(p, m, tampered)).rejects.toBeInstanceOf(SealBrokenError);
+    const unknownFormat = Buffer.from(text);
+    unknownFormat[0] = 3;
+    await expect(ring.open(p, m, unknownFormat)).rejects.toBeInstanceOf(SealBrokenError);
     ring.close();
   });
 

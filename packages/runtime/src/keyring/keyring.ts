@@ -1,11 +1,20 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { Buckets } from '@memex/contracts';
 
-/** Format byte of sealed data, so the scheme can change without guessing. */
-const VERSION = 1;
+/**
+ * Format byte of sealed data, so the scheme can change without guessing: 1, AES-256-GCM of the bytes;
+ * 2, AES-256-GCM of their raw deflate (text, JSON). Both open; sealing picks 2 when it is smaller.
+ */
+const PLAIN = 1;
+const DEFLATED = 2;
+/** Shorter inputs are sealed as they are (deflate's framing would eat the gain). */
+const COMPRESS_MIN_BYTES = 128;
+/** Larger inputs are compressed only if a sample of this size shrinks to at most 90%. */
+const COMPRESS_SAMPLE_BYTES = 16 * 1024;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
@@ -132,27 +141,35 @@ export class Keyring {
     return (await this.load(projectId, memoId)) !== undefined;
   }
 
+  /**
+   * Seals bytes with the memo's data key, deflated first when that makes them smaller (memo text and
+   * JSON shrink 2-3×; already compressed files are sealed as they are). Compression before
+   * encryption lets the sealed length hint at how repetitive the plaintext is; everything in one
+   * sealed box comes from the same memo, whose owner wrote all of it.
+   */
   async seal(projectId: string, memoId: string, plaintext: Uint8Array): Promise<Buffer> {
     const key = await this.key(projectId, memoId);
+    const deflated = compressed(plaintext);
     const nonce = randomBytes(NONCE_BYTES);
     const cipher = createCipheriv('aes-256-gcm', key, nonce);
     cipher.setAAD(aad(projectId, memoId));
-    const body = cipher.update(plaintext);
+    const body = cipher.update(deflated ?? plaintext);
     cipher.final();
-    return Buffer.concat([Buffer.of(VERSION), nonce, body, cipher.getAuthTag()]);
+    return Buffer.concat([Buffer.of(deflated ? DEFLATED : PLAIN), nonce, body, cipher.getAuthTag()]);
   }
 
   async open(projectId: string, memoId: string, sealed: Uint8Array): Promise<Buffer> {
     const key = await this.key(projectId, memoId);
     const bytes = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
-    if (bytes.byteLength < 1 + NONCE_BYTES + TAG_BYTES || bytes[0] !== VERSION) throw new SealBrokenError(memoId);
+    const format = bytes[0];
+    if (bytes.byteLength < 1 + NONCE_BYTES + TAG_BYTES || (format !== PLAIN && format !== DEFLATED)) throw new SealBrokenError(memoId);
     const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(1, 1 + NONCE_BYTES));
     decipher.setAAD(aad(projectId, memoId));
     decipher.setAuthTag(bytes.subarray(bytes.byteLength - TAG_BYTES));
     try {
       const body = decipher.update(bytes.subarray(1 + NONCE_BYTES, bytes.byteLength - TAG_BYTES));
       decipher.final();
-      return body;
+      return format === DEFLATED ? inflateRawSync(body) : body;
     } catch (error) {
       throw new SealBrokenError(memoId, error);
     }
@@ -194,4 +211,15 @@ export class Keyring {
   close(): void {
     this.watching?.stop();
   }
+}
+
+/** The raw deflate of `bytes` if it is smaller than they are, else undefined. */
+function compressed(bytes: Uint8Array): Buffer | undefined {
+  if (bytes.byteLength < COMPRESS_MIN_BYTES) return undefined;
+  if (bytes.byteLength > 4 * COMPRESS_SAMPLE_BYTES) {
+    const sample = bytes.subarray(0, COMPRESS_SAMPLE_BYTES);
+    if (deflateRawSync(sample, { level: 1 }).byteLength > 0.9 * sample.byteLength) return undefined;
+  }
+  const out = deflateRawSync(bytes);
+  return out.byteLength < bytes.byteLength ? out : undefined;
 }
