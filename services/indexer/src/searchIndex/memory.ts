@@ -6,7 +6,7 @@
  *   and the filters keep most of it, else from an exact scan of the int8 vectors (usearch's SIMD
  *   exactSearch over the model's vectors, or a JS loop over just the findable ones when few); the best
  *   of them by the full-precision query against int8 are rescored with their full-precision vectors,
- *   read from disk (SQLite) through `fullVector` for just those few, so scores are exact cosines.
+ *   read from disk (SQLite) through `fullVectors` for just those few, so scores are exact cosines.
  * - Sparse: BM25 with every statistic (document count, document frequency, average length) taken
  *   from the caller's project alone, top-k by MaxScore (terms whose summed upper bounds cannot reach
  *   the current k-th score are only probed, never walked), equal to scoring every posting.
@@ -135,7 +135,7 @@ export const DEFAULT_DENSE_OPTIONS: Readonly<DenseSearchOptions> = Object.freeze
   expansionSearch: 800,
   graphCandidates: 512,
   rescoreMargin: 16,
-  simdScanMinChunks: 4096,
+  simdScanMinChunks: 512,
 });
 
 export interface ModelMemoryOptions {
@@ -148,8 +148,11 @@ export interface ModelMemoryOptions {
   graphBuild?: 'background' | 'inline';
   /** Told when a background build finished and the project searches through its graph. */
   onGraphBuilt?: (projectId: string, chunks: number, ms: number) => void;
-  /** A chunk's full-precision vector (from disk), for the final rescoring; without it int8 is final. */
-  fullVector?: (chunkId: string) => Float32Array | undefined;
+  /**
+   * Chunks' full-precision vectors (from disk, in one read), for the final rescoring: by chunk id,
+   * absent when unreadable. Without it, int8 estimates are final.
+   */
+  fullVectors?: (chunkIds: readonly string[]) => Map<string, Float32Array>;
 }
 
 function filterable(memo: MemoAttributes): FilterableMemo {
@@ -327,7 +330,7 @@ export class ModelMemory {
   private mutations = 0;
   private readonly slotSets = new WeakMap<Map<string, number>, { mutations: number; slots: Int32Array; mask: Uint8Array }>();
   private readonly dense: DenseSearchOptions;
-  private readonly fullVector: ((chunkId: string) => Float32Array | undefined) | undefined;
+  private readonly fullVectors: ModelMemoryOptions['fullVectors'];
   /** While loading, graphs are built once at the end (in parallel) instead of chunk by chunk. */
   private deferGraphs = false;
   private readonly graphBuild: 'background' | 'inline';
@@ -348,7 +351,7 @@ export class ModelMemory {
     this.lengths = new Float32Array(initialCapacity);
     this.graphKeys = new Int32Array(initialCapacity).fill(-1);
     this.dense = { ...DEFAULT_DENSE_OPTIONS, ...options.dense };
-    this.fullVector = options.fullVector;
+    this.fullVectors = options.fullVectors;
     this.graphBuild = options.graphBuild ?? 'background';
     this.onGraphBuilt = options.onGraphBuilt;
   }
@@ -581,7 +584,17 @@ export class ModelMemory {
     this.scales[slot] = quantize(dense, this.codes, slot * dim);
     this.lengths[slot] = terms.length;
     this.graphKeys[slot] = -1;
-    this.slots.push({ ...chunk, termIds: Uint32Array.from(terms.indices) });
+    // One object shape for every slot (property reads in the search loops stay monomorphic).
+    const stored: StoredChunk = {
+      chunkId: chunk.chunkId,
+      memoId: chunk.memoId,
+      projectId: chunk.projectId,
+      revision: chunk.revision,
+      index: chunk.index,
+      content: chunk.content,
+      termIds: Uint32Array.from(terms.indices),
+    };
+    this.slots.push(stored);
     const list = this.byMemo.get(chunk.memoId);
     if (list) list.push(slot);
     else this.byMemo.set(chunk.memoId, [slot]);
@@ -699,7 +712,7 @@ export class ModelMemory {
     }
     for (const [memoId, list] of this.byMemo) this.byMemo.set(memoId, list.map((old) => remap[old]!));
     this.slots.length = 0;
-    this.slots.push(...slots);
+    for (const chunk of slots) this.slots.push(chunk); // (not push(...slots): a spread of 100k+ arguments overflows the stack)
     this.codes = codes;
     this.scales = scales;
     this.lengths = lengths;
@@ -765,7 +778,7 @@ export class ModelMemory {
    * Dense top-k in three stages: candidates (the graph's int8 × int8 neighbours, or every findable
    * slot), the best `limit + rescoreMargin` of them by the full-precision query against their int8
    * vectors, and the best `exactTop + rescoreMargin` of those rescored with their full-precision
-   * vectors (`fullVector`, from disk: ~7 µs a row); the others keep their int8 estimates.
+   * vectors (`fullVectors`, from disk in one read: ~15 µs a chunk); the others keep their int8 estimates.
    */
   searchDense(query: Float32Array, eligible: Map<string, number>, limit: number, catalog: CatalogMemory, projectId?: string, exactTop = limit): ChunkCandidate[] {
     if (limit <= 0) return [];
@@ -778,7 +791,7 @@ export class ModelMemory {
       const share = slots.length / Math.max(1, project.chunks);
       graph = this.graphCandidates(project.ann, query, mask, Math.max(this.dense.graphCandidates, 2 * depth), share);
     }
-    const approximate = new TopK<number>(this.fullVector ? depth : limit, this.bySlot);
+    const approximate = new TopK<number>(this.fullVectors ? depth : limit, this.bySlot);
     const source = graph ?? this.scanCandidates(query, slots, mask, depth) ?? slots;
     for (let i = 0; i < source.length; i++) {
       const slot = source[i]!;
@@ -786,18 +799,18 @@ export class ModelMemory {
       if (score >= approximate.threshold) approximate.offer(score, slot);
     }
     let ranked = approximate.sorted();
-    if (this.fullVector) {
+    if (this.fullVectors) {
       const top = new TopK<number>(limit, this.bySlot);
       const rescored = Math.min(ranked.length, Math.max(0, exactTop) + this.dense.rescoreMargin);
-      ranked.forEach(({ score, item }, i) => top.offer(i < rescored ? (this.exact(query, item) ?? score) : score, item));
+      const full = this.fullVectors(ranked.slice(0, rescored).map(({ item }) => this.slots[item]!.chunkId));
+      ranked.forEach(({ score, item }, i) => top.offer(i < rescored ? (this.exact(query, full.get(this.slots[item]!.chunkId)) ?? score) : score, item));
       ranked = top.sorted();
     }
     return ranked.map(({ score, item }) => this.candidate(item, score, catalog));
   }
 
-  /** The cosine with the slot's full-precision vector, if it can be read. */
-  private exact(query: Float32Array, slot: number): number | undefined {
-    const full = this.fullVector?.(this.slots[slot]!.chunkId);
+  /** The cosine with a chunk's full-precision vector, if it was read. */
+  private exact(query: Float32Array, full: Float32Array | undefined): number | undefined {
     if (!full || full.length !== this.dimension) return undefined;
     let dot = 0;
     for (let d = 0; d < full.length; d++) dot += full[d]! * query[d]!;

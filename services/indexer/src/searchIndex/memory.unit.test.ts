@@ -243,7 +243,7 @@ describe('ModelMemory dense search with an HNSW graph', () => {
     const catalog = new CatalogMemory();
     const vectors = new Map<string, Float32Array>();
     let reads = 0;
-    const memory = new ModelMemory(dim, 1024, { fullVector: (id) => (reads++, vectors.get(id)) });
+    const memory = new ModelMemory(dim, 1024, { fullVectors: (ids) => ((reads += ids.length), new Map(ids.flatMap((id) => (vectors.has(id) ? [[id, vectors.get(id)!]] : [])))) });
     for (let m = 0; m < 500; m++) {
       const memoId = `memo-${String(m).padStart(4, '0')}`;
       catalog.set({ memoId, projectId: 'p', version: 1, memo: attrs('p', memoId) });
