@@ -922,7 +922,12 @@ export class ModelMemory {
     const perLength = (k1 * b) / avgdl;
     // rest[t]: the summed bounds of terms t.. (what a chunk can still gain from them).
     const rest = new Float64Array(terms.length + 1);
-    for (let t = terms.length - 1; t >= 0; t--) rest[t] = rest[t + 1]! + terms[t]!.ub;
+    // restPostings[t]: the postings of terms t.. (what skipping them saves).
+    const restPostings = new Float64Array(terms.length + 1);
+    for (let t = terms.length - 1; t >= 0; t--) {
+      rest[t] = rest[t + 1]! + terms[t]!.ub;
+      restPostings[t] = restPostings[t + 1]! + terms[t]!.p.n;
+    }
     const { sums, touched } = this.sparseScratch();
     let count = 0;
     let best = 0;
@@ -931,8 +936,9 @@ export class ModelMemory {
     const below = (bound: number) => bound < threshold - 1e-9 * Math.abs(threshold);
     let t = 0;
     for (; t < terms.length; t++) {
-      // Only worth a look once the terms left could not lift an untouched chunk past the best sum.
-      if (count >= limit && rest[t]! < best) {
+      // Only worth a look once the terms left could not lift an untouched chunk past the best sum,
+      // and their postings outnumber the sums the look reads (twice: the k-th, then the survivors).
+      if (count >= limit && rest[t]! < best && restPostings[t]! > 2 * count) {
         threshold = kthLargest(sums, touched, count, limit, this.heap);
         if (below(rest[t]!)) break;
       }
