@@ -1,12 +1,13 @@
 /**
  * Footprint of the stack as `pnpm start` runs it: resident memory of every process (idle, then just
- * after an ingestion), and bytes on disk per store per byte of memo text, beside the issue's goals
+ * after an ingestion; RSS and PSS, which counts pages shared between processes once), and bytes on
+ * disk per store per byte of memo text, beside the issue's goals
  * (idle RSS of the whole stack ≤ 600 MB; all stores ≤ 5× the raw text).
  *
  *   tsx bench/footprint.bench.ts [--memos 5000] [--chars 1500] [--concurrency 32] [--single-process]
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Memo } from '@memex/contracts';
@@ -28,8 +29,21 @@ const CHARS = Number(values.chars);
 const MB = 1024 * 1024;
 
 
-/** Every process under the stack's start script, named by what it runs, with its RSS in bytes. */
-function processes(stack: ProcessStack): { name: string; rss: number }[] {
+/**
+ * A process's proportional set size in bytes: its private pages plus its share of pages mapped by
+ * several processes (the Node binary's code, shared libraries), each counted once across them.
+ */
+function pss(pid: number): number {
+  try {
+    const kb = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1];
+    return kb === undefined ? Number.NaN : Number(kb) * 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Every process under the stack's start script, named by what it runs, with its RSS and PSS in bytes. */
+function processes(stack: ProcessStack): { name: string; rss: number; pss: number }[] {
   const table = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,rss=,args='], { encoding: 'utf8' })
     .trim()
     .split('\n')
@@ -52,14 +66,22 @@ function processes(stack: ProcessStack): { name: string; rss: number }[] {
     .map((p) => {
       const bundle = /([\w-]+)\.mjs/.exec(p.args)?.[1];
       const name = p.pid === stack.process.pid ? 'start script' : p.args.includes('nats-server') ? 'nats-server' : bundle ?? p.args.slice(0, 40);
-      return { name, rss: p.rss };
+      return { name, rss: p.rss, pss: pss(p.pid) };
     })
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
-function rssRows(list: { name: string; rss: number }[]): [string, string][] {
-  const total = list.reduce((s, p) => s + p.rss, 0);
-  return [...list.map((p): [string, string] => [p.name, `${(p.rss / MB).toFixed(0)} MiB`]), ['all', `${(total / MB).toFixed(0)} MiB (goal ≤ 600 MB idle)`]];
+/**
+ * RSS and PSS per process, and both summed. Summed RSS counts the pages every Node process shares
+ * (the binary's code, ~45 MiB) once per process; summed PSS counts them once: what the stack takes.
+ */
+function rssRows(list: { name: string; rss: number; pss: number }[]): [string, string][] {
+  const rss = list.reduce((s, p) => s + p.rss, 0);
+  const shared = list.reduce((s, p) => s + p.pss, 0);
+  return [
+    ...list.map((p): [string, string] => [p.name, `RSS ${(p.rss / MB).toFixed(0)} MiB, PSS ${(p.pss / MB).toFixed(0)} MiB`]),
+    ['all', `RSS ${(rss / MB).toFixed(0)} MiB, PSS ${(shared / MB).toFixed(0)} MiB (goal ≤ 600 MB idle)`],
+  ];
 }
 
 /** Every file under `dir` with its size on disk. */

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
 import { tempDir } from '@memex/testing';
 import { encodeQuery, termFrequencies } from '@memex/text';
@@ -68,6 +69,60 @@ describe('embedded search index on disk', () => {
     expect((await second.searchDense('m', v, { projectId: p, filters: [], limit: 5 })).map((h) => h.memoId)).toEqual([m]);
     expect((await second.searchSparse('m', encodeQuery('persisted'), { projectId: p, filters: [], limit: 5 })).map((h) => h.memoId)).toEqual([m]);
     await second.close();
+    dir.remove();
+  });
+
+  it('stores chunk text deflated and terms in 6 bytes each, and still reads rows written the old way', async () => {
+    const dir = tempDir('memex-index-');
+    const path = join(dir.path, 'index.db');
+    const p = randomUUID();
+    const [m, old] = [randomUUID(), randomUUID()];
+    const text = Array.from({ length: 30 }, (_, i) => `Harbour crane ${i} lifts containers onto the quay.`).join(' ');
+    const first = new EmbeddedSearchIndex(path);
+    await first.openModel('m', 4);
+    await first.applyCatalog({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) });
+    await first.applyCatalog({ memoId: old, projectId: p, version: 1, memo: attrs(p, old) });
+    await first.putChunks('m', { memoId: m, projectId: p, revision: 1 }, [{ chunkId: chunkId(m, 1, 0), index: 0, content: text, dense: v, terms: termFrequencies(text) }]);
+    await first.close();
+    const db = new Database(path);
+    const row = db.prepare('SELECT content, terms FROM chunks WHERE memo_id = ?').get(m) as { content: Buffer; terms: Buffer };
+    expect(Buffer.isBuffer(row.content)).toBe(true);
+    expect(row.content.byteLength).toBeLessThan(text.length / 2);
+    const terms = termFrequencies(text);
+    expect(row.terms.byteLength).toBe(8 + 6 * terms.indices.length);
+    // A row as the index wrote them before: plain text, u32 frequencies.
+    const oldText = 'quay quay quay crane';
+    const oldTerms = termFrequencies(oldText);
+    const blob = Buffer.alloc(8 + 8 * oldTerms.indices.length);
+    blob.writeUInt32LE(oldTerms.indices.length, 0);
+    blob.writeUInt32LE(oldTerms.length, 4);
+    oldTerms.indices.forEach((id, i) => {
+      blob.writeUInt32LE(id, 8 + 4 * i);
+      blob.writeUInt32LE(oldTerms.values[i]!, 8 + 4 * oldTerms.indices.length + 4 * i);
+    });
+    db.prepare('INSERT INTO chunks (model, chunk_id, memo_id, project_id, revision, idx, content, dense, terms) VALUES (?, ?, ?, ?, 1, 0, ?, ?, ?)').run(
+      'm', chunkId(old, 1, 0), old, p, oldText, Buffer.from(v.buffer), blob,
+    );
+    db.close();
+    const second = new EmbeddedSearchIndex(path);
+    await second.openModel('m', 4);
+    const query = { projectId: p, filters: [], limit: 5 };
+    const hits = await second.searchSparse('m', encodeQuery('quay crane'), query);
+    expect(await second.getChunks('m', m)).toEqual([{ chunkId: chunkId(m, 1, 0), revision: 1, index: 0, content: text }]);
+    expect(await second.getChunks('m', old)).toEqual([{ chunkId: chunkId(old, 1, 0), revision: 1, index: 0, content: oldText }]);
+    await second.close();
+    // The same two chunks written the new way score the same: the old row's frequencies were read right.
+    const fresh = new EmbeddedSearchIndex(join(dir.path, 'fresh.db'));
+    await fresh.openModel('m', 4);
+    for (const [memoId, content] of [[m, text], [old, oldText]] as const) {
+      await fresh.applyCatalog({ memoId, projectId: p, version: 1, memo: attrs(p, memoId) });
+      await fresh.putChunks('m', { memoId, projectId: p, revision: 1 }, [{ chunkId: chunkId(memoId, 1, 0), index: 0, content, dense: v, terms: termFrequencies(content) }]);
+    }
+    expect(hits.map((h) => [h.memoId, h.content, h.score])).toEqual(
+      (await fresh.searchSparse('m', encodeQuery('quay crane'), query)).map((h) => [h.memoId, h.content, h.score]),
+    );
+    expect(hits).toHaveLength(2);
+    await fresh.close();
     dir.remove();
   });
 

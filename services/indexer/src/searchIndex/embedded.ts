@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { basename, dirname, join } from 'node:path';
 import type { MemoAttributes } from '@memex/contracts';
 import { checkpointAfterErase, openSqlite, type SqliteDatabase } from '@memex/runtime';
@@ -30,7 +31,7 @@ CREATE TABLE IF NOT EXISTS chunks (
   project_id TEXT NOT NULL,
   revision   INTEGER NOT NULL,
   idx        INTEGER NOT NULL,
-  content    TEXT NOT NULL,
+  content    TEXT NOT NULL, -- the text, or its raw deflate as a BLOB (see encodeContent)
   dense      BLOB NOT NULL,
   terms      BLOB NOT NULL,
   PRIMARY KEY (model, chunk_id)
@@ -54,7 +55,7 @@ interface ChunkRow {
   project_id: string;
   revision: number;
   idx: number;
-  content: string;
+  content: string | Buffer;
   dense: Buffer;
   terms: Buffer;
 }
@@ -109,28 +110,49 @@ function decodeDense(b: Buffer): Float32Array {
   return out;
 }
 
-/** [n: u32][length: u32][term ids: n × u32][frequencies: n × u32], little-endian. */
+/** The high bit of a terms blob's first word: frequencies are u16 (else u32, as first written). */
+const TERMS_U16 = 0x8000_0000;
+
+/**
+ * [n | TERMS_U16: u32][length: u32][term ids: n × u32][frequencies: n × u16], little-endian: 6 bytes
+ * a term (the index keeps frequencies as u16 anyway). Blobs written before have u32 frequencies and
+ * no flag; both decode.
+ */
 function encodeTerms(t: EncodedDocument): Buffer {
   const n = t.indices.length;
-  const b = Buffer.alloc(8 + 8 * n);
-  b.writeUInt32LE(n, 0);
+  const b = Buffer.alloc(8 + 6 * n);
+  b.writeUInt32LE((n | TERMS_U16) >>> 0, 0);
   b.writeUInt32LE(t.length, 4);
   for (let i = 0; i < n; i++) {
     b.writeUInt32LE(t.indices[i]!, 8 + 4 * i);
-    b.writeUInt32LE(t.values[i]!, 8 + 4 * n + 4 * i);
+    b.writeUInt16LE(Math.min(t.values[i]!, 0xffff), 8 + 4 * n + 2 * i);
   }
   return b;
 }
 
 function decodeTerms(b: Buffer): EncodedDocument {
-  const n = b.readUInt32LE(0);
+  const head = b.readUInt32LE(0);
+  const short = (head & TERMS_U16) !== 0;
+  const n = short ? head & ~TERMS_U16 : head;
   const indices: number[] = new Array(n);
   const values: number[] = new Array(n);
   for (let i = 0; i < n; i++) {
     indices[i] = b.readUInt32LE(8 + 4 * i);
-    values[i] = b.readUInt32LE(8 + 4 * n + 4 * i);
+    values[i] = short ? b.readUInt16LE(8 + 4 * n + 2 * i) : b.readUInt32LE(8 + 4 * n + 4 * i);
   }
   return { indices, values, length: b.readUInt32LE(4) };
+}
+
+/** Chunk text at rest: its raw deflate when that is smaller (a BLOB), else the text itself. */
+function encodeContent(text: string): string | Buffer {
+  if (text.length < 128) return text;
+  const bytes = Buffer.from(text, 'utf8');
+  const deflated = deflateRawSync(bytes);
+  return deflated.byteLength < bytes.byteLength ? deflated : text;
+}
+
+function decodeContent(stored: string | Buffer): string {
+  return typeof stored === 'string' ? stored : inflateRawSync(stored).toString('utf8');
 }
 
 function toEntry(row: CatalogRow): CatalogEntry {
@@ -324,7 +346,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
         projectId: this.intern(row.project_id),
         revision: row.revision,
         index: row.idx,
-        content: row.content,
+        content: decodeContent(row.content),
       },
       decodeDense(row.dense),
       decodeTerms(row.terms),
@@ -452,7 +474,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
         project_id: memo.projectId,
         revision: memo.revision,
         idx: c.index,
-        content: c.content,
+        content: encodeContent(c.content),
         dense: encodeDense(c.dense),
         terms: encodeTerms(c.terms),
       });
@@ -479,7 +501,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
   async getChunks(model: string, memoId: string): Promise<StoredChunkText[]> {
     return this.stmts.chunksOfMemo
       .all(memoId, model)
-      .map((row) => ({ chunkId: row.chunk_id, revision: row.revision, index: row.idx, content: row.content }));
+      .map((row) => ({ chunkId: row.chunk_id, revision: row.revision, index: row.idx, content: decodeContent(row.content) }));
   }
 
   /** The in-memory side of a model, up to date (for benchmarks that time one ranking alone). */
