@@ -226,7 +226,7 @@ await reopened.openModel(MODEL, embedder.dimension);
 const reopenMs = performance.now() - reopenStarted;
 const found = await reopened.countChunks(MODEL, projectId);
 const heapAfter = rss();
-rows.push(['restart: reopen and load the index (graph rebuilt)', `${(reopenMs / 1000).toFixed(2)} s for ${found} chunks`]);
+rows.push(['restart: reopen and load the index (a saved graph is loaded, else built)', `${(reopenMs / 1000).toFixed(2)} s for ${found} chunks`]);
 rows.push([
   'memory of the loaded index (RSS growth: heap, buffers, graph)',
   `${((heapAfter - heapBefore) / 2 ** 20).toFixed(0)} MiB, ${((heapAfter - heapBefore) / found).toFixed(0)} bytes per chunk (chunk text included)${gc ? '' : ' (run with --expose-gc)'}`,

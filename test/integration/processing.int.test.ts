@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Filter, SearchResultItem } from '@memex/contracts';
+import { INLINE_CONTENT_MAX_BYTES, type Filter, type SearchResultItem } from '@memex/contracts';
 import { eventually } from '@memex/testing';
 import { memoApi } from '../support/api';
 import { startStack, type Stack } from '../support/stack';
@@ -77,6 +77,22 @@ describe('processing and search through the whole stack', () => {
       payload: { query: 'zeppelin', search_method: 'title_contains' },
     });
     expect(titleHits.json().results.map((h: SearchResultItem) => h.memo_uuid)).toEqual([mine]);
+  });
+
+  it('answers title search with the memo\'s first chunk, for content kept inline and in the blob store', async () => {
+    const small = await create({ title: 'Lighthouse keeper log', content: `${turbine}\n\nThe keeper logs the lamp hours.` });
+    const large = await create({ title: 'Lighthouse keeper archive', content: 'The archive of the keeper. '.repeat(Math.ceil(INLINE_CONTENT_MAX_BYTES / 27) + 10) });
+    const memos = [await processed(small), await processed(large)];
+    const res = await stack.app.inject({ method: 'POST', url: '/api/v1/search', headers: headers(), payload: { query: 'lighthouse keeper', search_method: 'title_startswith' } });
+    expect(res.statusCode).toBe(200);
+    const results: SearchResultItem[] = res.json().results;
+    expect(results.map((r) => r.memo_uuid)).toEqual([large, small]);
+    for (const memo of memos) {
+      const hit = results.find((r) => r.memo_uuid === memo.uuid)!;
+      expect(hit.chunk_content).toBe(memo.chunks[0]!.chunk_content);
+      expect(hit.chunk_uuid).toBe(memo.chunks[0]!.uuid);
+      expect(hit.chunk_content!.length).toBeGreaterThan(50);
+    }
   });
 
   it('applies filters before ranking, and a PATCH of title or metadata is visible to them at once', async () => {

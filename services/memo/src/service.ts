@@ -130,7 +130,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
       queue: QueueGroups.memo,
       logger,
       metrics,
-      handler: (req) => searchTitles(readModel, req),
+      handler: (req) => searchTitles(readModel, content, req),
     }),
     serveQuery<MemoListRequest, unknown>(nc, {
       subject: Subjects.query.memoList,

@@ -1,5 +1,5 @@
-import { MemexError, type MemoGetRequest, type MemoResolveReply, type MemoView, type SearchResultItem, type TitleSearchRequest } from '@memex/contracts';
-import { chunkId } from '@memex/runtime';
+import { MemexError, unpackChunks, type MemoGetRequest, type MemoResolveReply, type MemoView, type SearchResultItem, type TitleSearchRequest } from '@memex/contracts';
+import { chunkId, KeyErasedError, type ContentStore } from '@memex/runtime';
 import type { MemoReadModel } from '../readModel/port';
 import type { MemoCommandService } from './handlers';
 
@@ -20,24 +20,41 @@ export async function resolveMemo(commands: MemoCommandService, request: MemoGet
 
 /**
  * `title_contains` / `title_startswith`: one item per live memo, ordered by title; the chunk fields
- * come from the memo's first chunk (null while it is pending) and `distance` is null.
+ * come from the memo's first chunk (null while it is pending) and `distance` is null. The first
+ * chunk's text is cut from the memo's content when that is inline (the read model keeps the text
+ * once); content in the blob store has it kept beside (see `toMemo`).
  */
-export async function searchTitles(readModel: MemoReadModel, request: TitleSearchRequest): Promise<SearchResultItem[]> {
+export async function searchTitles(readModel: MemoReadModel, content: ContentStore, request: TitleSearchRequest): Promise<SearchResultItem[]> {
   const records = await readModel.searchTitles(request.projectId, {
     mode: request.mode,
     query: request.query,
     filters: request.filters,
     limit: request.limit,
   });
-  return records.map(({ memo }) => {
-    const chunked = memo.chunk_layout.count > 0;
-    return {
-      memo_title: memo.title,
-      memo_uuid: memo.uuid,
-      chunk_uuid: chunked ? chunkId(memo.uuid, memo.chunk_revision, 0) : null,
-      chunk_content: chunked ? memo.first_chunk : null,
-      memo_summary: memo.summary,
-      distance: null,
-    };
-  });
+  return Promise.all(
+    records.map(async ({ memo }): Promise<SearchResultItem> => {
+      const chunked = memo.chunk_layout.count > 0;
+      return {
+        memo_title: memo.title,
+        memo_uuid: memo.uuid,
+        chunk_uuid: chunked ? chunkId(memo.uuid, memo.chunk_revision, 0) : null,
+        chunk_content: chunked ? await firstChunk(content, request.projectId, memo) : null,
+        memo_summary: memo.summary,
+        distance: null,
+      };
+    }),
+  );
+}
+
+/** The text of a chunked memo's first chunk (empty if its key was shredded meanwhile: it is being erased). */
+async function firstChunk(content: ContentStore, projectId: string, memo: MemoView): Promise<string> {
+  if (memo.first_chunk !== '' || memo.content_ref.inline === undefined) return memo.first_chunk;
+  const [first] = unpackChunks(memo.chunk_layout);
+  try {
+    const text = (await content.read(projectId, memo.uuid, memo.content_ref)) ?? '';
+    return first ? text.slice(first.start, first.end) : '';
+  } catch (error) {
+    if (error instanceof KeyErasedError) return '';
+    throw error;
+  }
 }

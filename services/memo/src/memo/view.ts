@@ -25,7 +25,8 @@ export function toMemo(memo: MemoData): MemoView {
     tags: memo.tags.map((t) => ({ uuid: t.uuid, tag: t.tag })),
     chunk_revision: memo.revision,
     chunk_layout: chunked ? memo.chunks : EMPTY_CHUNKS,
-    first_chunk: chunked ? memo.firstChunk : '',
+    // Kept only for content in the blob store: inline content is at hand to cut it from (see searchTitles).
+    first_chunk: chunked && memo.content.inline === undefined ? memo.firstChunk : '',
     processing_error: memo.processingError,
   };
 }
