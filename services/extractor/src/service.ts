@@ -54,7 +54,7 @@ export async function startExtractorService(config: ExtractorConfig, overrides: 
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config) });
   const js = jetstream(nc);
   const blobs = await openBlobStore(nc, config);
-  const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
+  const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS, deflate: config.MEMEX_SEAL_DEFLATE });
   const commands = new CommandClient(nc, js, 30_000);
   // Children start with the first document and end after EXTRACT_IDLE_MS without one: an idle
   // extractor holds no parser memory (two warm children are ~470 MB).

@@ -45,7 +45,7 @@ export async function startGateway(config: GatewayConfig, overrides: { logger?: 
   const directory = await Directory.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
   const credentials = await DirectoryCache.start(directory, logger);
   const commands = new CommandClient(nc, jetstream(nc), config.MEMEX_COMMAND_TIMEOUT_MS);
-  const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
+  const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS, deflate: config.MEMEX_SEAL_DEFLATE });
   // Made now, not on the first Idempotency-Key: with its replicas from the start, like every bucket.
   await IdempotencyStore.open(nc, { replicas: config.MEMEX_NATS_REPLICAS, ttlMs: config.MEMEX_IDEMPOTENCY_TTL_MS });
   const blobs = await openBlobStore(nc, config);

@@ -56,7 +56,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
   const js = jetstream(nc);
 
   const stores = await openMemoStores(config);
-  const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
+  const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS, deflate: config.MEMEX_SEAL_DEFLATE });
   const blobs = await openBlobStore(nc, config);
   const content = new ContentStore(blobs, keyring);
   const { readModel } = stores;

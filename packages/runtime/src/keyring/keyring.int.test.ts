@@ -69,6 +69,13 @@ describe('keyring (crypto-shredding)', () => {
     const unknownFormat = Buffer.from(text);
     unknownFormat[0] = 3;
     await expect(ring.open(p, m, unknownFormat)).rejects.toBeInstanceOf(SealBrokenError);
+    // During a rolling upgrade (MEMEX_SEAL_DEFLATE=false) it seals as older versions do; both open everywhere.
+    const plain = await Keyring.open(nc, { deflate: false });
+    const old = await plain.seal(p, m, prose);
+    expect([old[0], old.byteLength]).toEqual([1, prose.byteLength + 29]);
+    expect((await ring.open(p, m, old)).equals(prose)).toBe(true);
+    expect((await plain.open(p, m, text)).equals(prose)).toBe(true);
+    plain.close();
     ring.close();
   });
 

@@ -45,6 +45,11 @@ export interface KeyringOptions {
   /** Keys kept in memory (least recently used go first). */
   cacheSize?: number;
   bucket?: string;
+  /**
+   * Deflate what shrinks before sealing (format 2; default true). Versions before it open format 1
+   * only: while they still run beside this one (a rolling upgrade), seal without (MEMEX_SEAL_DEFLATE=false).
+   */
+  deflate?: boolean;
 }
 
 const b64url = (value: string) => Buffer.from(value, 'utf8').toString('base64url');
@@ -62,6 +67,7 @@ const aad = (projectId: string, memoId: string) => Buffer.from(`memex:memo:${pro
 export class Keyring {
   private readonly cache = new Map<string, Buffer>();
   private readonly cacheSize: number;
+  private readonly deflate: boolean;
   private watching: { stop(): void } | undefined;
 
   private constructor(
@@ -71,6 +77,7 @@ export class Keyring {
     options: KeyringOptions,
   ) {
     this.cacheSize = options.cacheSize ?? 10_000;
+    this.deflate = options.deflate ?? true;
   }
 
   static async open(nc: NatsConnection, options: KeyringOptions = {}): Promise<Keyring> {
@@ -149,7 +156,7 @@ export class Keyring {
    */
   async seal(projectId: string, memoId: string, plaintext: Uint8Array): Promise<Buffer> {
     const key = await this.key(projectId, memoId);
-    const deflated = compressed(plaintext);
+    const deflated = this.deflate ? compressed(plaintext) : undefined;
     const nonce = randomBytes(NONCE_BYTES);
     const cipher = createCipheriv('aes-256-gcm', key, nonce);
     cipher.setAAD(aad(projectId, memoId));
