@@ -3,6 +3,7 @@ export { createLogger, redactSecrets, silentLogger } from './logger';
 export type { Logger, LoggerOptions } from './logger';
 export { instanceId, onShutdown } from './lifecycle';
 export { checkpointAfterErase, GroupCommit, groupCommit, openSqlite } from './sqlite';
+export { deflateIfSmaller } from './compression';
 export type { SqliteDatabase } from './sqlite';
 
 export { PING_INTERVAL_MS, connectNats, natsConnected } from './nats/connection';

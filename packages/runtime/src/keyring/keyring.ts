@@ -1,9 +1,10 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { inflateRawSync } from 'node:zlib';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { Buckets } from '@memex/contracts';
+import { deflateIfSmaller } from '../compression';
 
 /**
  * Format byte of sealed data, so the scheme can change without guessing: 1, AES-256-GCM of the bytes;
@@ -11,10 +12,6 @@ import { Buckets } from '@memex/contracts';
  */
 const PLAIN = 1;
 const DEFLATED = 2;
-/** Shorter inputs are sealed as they are (deflate's framing would eat the gain). */
-const COMPRESS_MIN_BYTES = 128;
-/** Larger inputs are compressed only if a sample of this size shrinks to at most 90%. */
-const COMPRESS_SAMPLE_BYTES = 16 * 1024;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
@@ -156,7 +153,7 @@ export class Keyring {
    */
   async seal(projectId: string, memoId: string, plaintext: Uint8Array): Promise<Buffer> {
     const key = await this.key(projectId, memoId);
-    const deflated = this.deflate ? compressed(plaintext) : undefined;
+    const deflated = this.deflate ? deflateIfSmaller(plaintext) : undefined;
     const nonce = randomBytes(NONCE_BYTES);
     const cipher = createCipheriv('aes-256-gcm', key, nonce);
     cipher.setAAD(aad(projectId, memoId));
@@ -220,13 +217,3 @@ export class Keyring {
   }
 }
 
-/** The raw deflate of `bytes` if it is smaller than they are, else undefined. */
-function compressed(bytes: Uint8Array): Buffer | undefined {
-  if (bytes.byteLength < COMPRESS_MIN_BYTES) return undefined;
-  if (bytes.byteLength > 4 * COMPRESS_SAMPLE_BYTES) {
-    const sample = bytes.subarray(0, COMPRESS_SAMPLE_BYTES);
-    if (deflateRawSync(sample, { level: 1 }).byteLength > 0.9 * sample.byteLength) return undefined;
-  }
-  const out = deflateRawSync(bytes);
-  return out.byteLength < bytes.byteLength ? out : undefined;
-}

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { inflateRawSync } from 'node:zlib';
 import { basename, dirname, join } from 'node:path';
 import type { MemoAttributes } from '@memex/contracts';
-import { checkpointAfterErase, openSqlite, type SqliteDatabase } from '@memex/runtime';
+import { checkpointAfterErase, deflateIfSmaller, openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { EncodedDocument, SparseVector } from '@memex/text';
 import { GraphFiles } from './graphFiles';
 import { CatalogMemory, ModelMemory, type DenseSearchOptions, type ModelMemoryOptions, type SavedGraph } from './memory';
@@ -145,10 +145,7 @@ function decodeTerms(b: Buffer): EncodedDocument {
 
 /** Chunk text at rest: its raw deflate when that is smaller (a BLOB), else the text itself. */
 function encodeContent(text: string): string | Buffer {
-  if (text.length < 128) return text;
-  const bytes = Buffer.from(text, 'utf8');
-  const deflated = deflateRawSync(bytes);
-  return deflated.byteLength < bytes.byteLength ? deflated : text;
+  return deflateIfSmaller(Buffer.from(text, 'utf8')) ?? text;
 }
 
 function decodeContent(stored: string | Buffer): string {
