@@ -1,7 +1,8 @@
 import { chmodSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '@memex/testing';
+import Database from 'better-sqlite3';
+import { eventually, tempDir } from '@memex/testing';
 import { groupCommit, openSqlite } from './sqlite';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
@@ -31,6 +32,79 @@ describe('openSqlite', () => {
       chmodSync(path, 0o644);
       openSqlite(path).close();
       expect(mode(path)).toBe(0o600);
+    } finally {
+      dir.remove();
+    }
+  });
+});
+
+describe('idle WAL truncation', () => {
+  const walSize = (path: string) => statSync(`${path}-wal`).size;
+  const fill = (db: ReturnType<typeof openSqlite>) => {
+    db.exec('CREATE TABLE IF NOT EXISTS t (v TEXT)');
+    const insert = db.prepare('INSERT INTO t VALUES (?)');
+    db.transaction(() => {
+      for (let i = 0; i < 200; i++) insert.run('x'.repeat(1000));
+    })();
+  };
+
+  it('truncates the WAL to nothing once writes pause, keeping every row', async () => {
+    const dir = tempDir('memex-sqlite-');
+    try {
+      const path = join(dir.path, 'idle.db');
+      const db = openSqlite(path, { idleCheckpointMs: 30 });
+      fill(db);
+      expect(walSize(path)).toBeGreaterThan(100_000);
+      await eventually(() => walSize(path) === 0, 5_000, 20);
+      db.close();
+      const reopened = new Database(path, { readonly: true });
+      expect(reopened.prepare('SELECT COUNT(*) AS n FROM t').get()).toEqual({ n: 200 });
+      reopened.close();
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('leaves the WAL alone when turned off', async () => {
+    const dir = tempDir('memex-sqlite-');
+    try {
+      const path = join(dir.path, 'off.db');
+      const db = openSqlite(path, { idleCheckpointMs: 0 });
+      fill(db);
+      const size = walSize(path);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(walSize(path)).toBe(size);
+      db.close();
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('gives way to a reader of another connection without stalling, and truncates after it ends', async () => {
+    const dir = tempDir('memex-sqlite-');
+    try {
+      const path = join(dir.path, 'shared.db');
+      const db = openSqlite(path, { idleCheckpointMs: 30 });
+      fill(db);
+      const reader = new Database(path);
+      reader.exec('BEGIN');
+      reader.prepare('SELECT COUNT(*) FROM t').get(); // holds a read snapshot on the WAL
+      let gap = 0;
+      let last = Date.now();
+      const ticks = setInterval(() => {
+        gap = Math.max(gap, Date.now() - last);
+        last = Date.now();
+      }, 10);
+      await new Promise((r) => setTimeout(r, 400));
+      clearInterval(ticks);
+      expect(walSize(path)).toBeGreaterThan(0);
+      // busy_timeout is 10 s: had the checkpoint waited on the reader, the loop would have stalled.
+      expect(gap).toBeLessThan(300);
+      expect(db.pragma('busy_timeout', { simple: true })).toBe(10_000);
+      reader.exec('COMMIT');
+      await eventually(() => walSize(path) === 0, 5_000, 20);
+      reader.close();
+      db.close();
     } finally {
       dir.remove();
     }

@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 
@@ -9,7 +9,16 @@ export type SqliteDatabase = Database.Database;
  * several processes may share the file), synchronous=NORMAL (durable across process crashes; a power
  * cut can lose the last transactions, as documented), and a busy timeout for multi-process writers.
  */
-export function openSqlite(path: string): SqliteDatabase {
+export interface OpenSqliteOptions {
+  /**
+   * Once the WAL has not changed for this long, copy it into the database and truncate it to zero
+   * (0: never). Between bursts of writes a store then holds its data once, not once more in a WAL of
+   * up to `journal_size_limit`.
+   */
+  idleCheckpointMs?: number;
+}
+
+export function openSqlite(path: string, { idleCheckpointMs = 2_000 }: OpenSqliteOptions = {}): SqliteDatabase {
   if (path !== ':memory:') privateFile(path);
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
@@ -20,10 +29,60 @@ export function openSqlite(path: string): SqliteDatabase {
   db.pragma('secure_delete = ON');
   // Checkpoint every ~4 MiB of WAL (SQLite's default) and cut the file back to 4 MiB after each: a
   // 40 MiB autocheckpoint left each store with a 30-40 MiB WAL, more than 5× the memos' own text at
-  // thousands of memos (bench:footprint). Small checkpoints are cheap; each costs one fsync.
+  // thousands of memos (bench:footprint). Small checkpoints are cheap; each costs one fsync. Once
+  // writes pause, the WAL is truncated to nothing (`idleCheckpointMs`).
   db.pragma('wal_autocheckpoint = 1000');
   db.pragma(`journal_size_limit = ${4 * 1024 * 1024}`);
+  if (path !== ':memory:' && idleCheckpointMs > 0) truncateWalWhenIdle(db, `${path}-wal`, idleCheckpointMs);
   return db;
+}
+
+/**
+ * Checks the WAL file every `everyMs`; when its size and mtime are what they were at the previous
+ * check (no commit in between, from this process or another), checkpoints it with TRUNCATE. The
+ * checkpoint runs with no busy timeout, so a reader or writer in another process makes it give way
+ * at once (it is retried at the next idle check) instead of stalling this process's event loop.
+ */
+function truncateWalWhenIdle(db: SqliteDatabase, walPath: string, everyMs: number): void {
+  let last = '';
+  const timer = setInterval(() => {
+    if (!db.open) {
+      clearInterval(timer);
+      return;
+    }
+    let seen: string;
+    try {
+      const stat = statSync(walPath);
+      if (stat.size === 0) return;
+      seen = `${stat.size}:${stat.mtimeMs}`;
+    } catch {
+      return; // no WAL (yet)
+    }
+    if (seen !== last) {
+      last = seen;
+      return;
+    }
+    last = '';
+    truncateWal(db); // busy: the next idle check tries again
+  }, everyMs);
+  timer.unref();
+}
+
+/**
+ * Copies the WAL into the database and truncates it, without waiting: with the connection's busy
+ * timeout (10 s) a reader in another process would stall this process's event loop that long.
+ */
+function truncateWal(db: SqliteDatabase): { busy: boolean } {
+  const timeout = db.pragma('busy_timeout', { simple: true }) as number;
+  try {
+    db.pragma('busy_timeout = 0');
+    const [row] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+    return { busy: (row?.busy ?? 0) !== 0 };
+  } catch {
+    return { busy: true };
+  } finally {
+    if (db.open) db.pragma(`busy_timeout = ${timeout}`);
+  }
 }
 
 interface QueuedWrite {
@@ -99,12 +158,12 @@ export function groupCommit(db: SqliteDatabase): GroupCommit {
 /**
  * After an erasure: copies the WAL into the database and truncates it, so the erased rows' earlier
  * page images (still in WAL frames) are gone from disk too. Another process reading at that moment
- * can keep the WAL from being reset; the next call (or SQLite's own checkpoint) finishes the job.
+ * can keep the WAL from being reset; the next call, the idle truncation or SQLite's own checkpoint
+ * finishes the job.
  */
 export function checkpointAfterErase(db: SqliteDatabase): { busy: boolean } {
   if (!db.open || db.memory) return { busy: false };
-  const [row] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
-  return { busy: (row?.busy ?? 0) !== 0 };
+  return truncateWal(db);
 }
 
 /**
