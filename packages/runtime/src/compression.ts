@@ -1,4 +1,4 @@
-import { deflateRawSync } from 'node:zlib';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 
 /** Shorter inputs are kept as they are (deflate's framing would eat the gain). */
 const COMPRESS_MIN_BYTES = 128;
@@ -18,4 +18,17 @@ export function deflateIfSmaller(bytes: Uint8Array): Buffer | undefined {
   }
   const out = deflateRawSync(bytes);
   return out.byteLength < bytes.byteLength ? out : undefined;
+}
+
+/**
+ * Text as a store keeps it at rest: the raw deflate of its UTF-8 as a Buffer (a SQLite BLOB) when
+ * that is smaller, else the text itself. `decompressText` reads either, so rows written before a
+ * store compressed (or too short to gain) stay readable.
+ */
+export function compressText(text: string): string | Buffer {
+  return deflateIfSmaller(Buffer.from(text, 'utf8')) ?? text;
+}
+
+export function decompressText(stored: string | Buffer): string {
+  return typeof stored === 'string' ? stored : inflateRawSync(stored).toString('utf8');
 }

@@ -2,8 +2,8 @@ export { CommonEnv, HealthPortEnv, loadEnv, retryOverrides } from './config';
 export { createLogger, redactSecrets, silentLogger } from './logger';
 export type { Logger, LoggerOptions } from './logger';
 export { instanceId, onShutdown } from './lifecycle';
-export { checkpointAfterErase, GroupCommit, groupCommit, openSqlite } from './sqlite';
-export { deflateIfSmaller } from './compression';
+export { checkpointAfterErase, GroupCommit, groupCommit, openSqlite, type OpenSqliteOptions } from './sqlite';
+export { compressText, decompressText, deflateIfSmaller } from './compression';
 export type { SqliteDatabase } from './sqlite';
 
 export { PING_INTERVAL_MS, connectNats, natsConnected } from './nats/connection';

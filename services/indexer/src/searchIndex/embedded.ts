@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { inflateRawSync } from 'node:zlib';
 import { basename, dirname, join } from 'node:path';
 import type { MemoAttributes } from '@memex/contracts';
-import { checkpointAfterErase, deflateIfSmaller, openSqlite, type SqliteDatabase } from '@memex/runtime';
+import { checkpointAfterErase, compressText, decompressText, openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { EncodedDocument, SparseVector } from '@memex/text';
 import { GraphFiles } from './graphFiles';
 import { CatalogMemory, ModelMemory, type DenseSearchOptions, type ModelMemoryOptions, type SavedGraph } from './memory';
@@ -31,7 +30,7 @@ CREATE TABLE IF NOT EXISTS chunks (
   project_id TEXT NOT NULL,
   revision   INTEGER NOT NULL,
   idx        INTEGER NOT NULL,
-  content    TEXT NOT NULL, -- the text, or its raw deflate as a BLOB (see encodeContent)
+  content    TEXT NOT NULL, -- the text, or its raw deflate as a BLOB (see compressText)
   dense      BLOB NOT NULL,
   terms      BLOB NOT NULL,
   PRIMARY KEY (model, chunk_id)
@@ -144,14 +143,6 @@ function decodeTerms(b: Buffer): EncodedDocument {
 }
 
 /** Chunk text at rest: its raw deflate when that is smaller (a BLOB), else the text itself. */
-function encodeContent(text: string): string | Buffer {
-  return deflateIfSmaller(Buffer.from(text, 'utf8')) ?? text;
-}
-
-function decodeContent(stored: string | Buffer): string {
-  return typeof stored === 'string' ? stored : inflateRawSync(stored).toString('utf8');
-}
-
 function toEntry(row: CatalogRow): CatalogEntry {
   return {
     memoId: row.memo_id,
@@ -343,7 +334,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
         projectId: this.intern(row.project_id),
         revision: row.revision,
         index: row.idx,
-        content: decodeContent(row.content),
+        content: decompressText(row.content),
       },
       decodeDense(row.dense),
       decodeTerms(row.terms),
@@ -471,7 +462,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
         project_id: memo.projectId,
         revision: memo.revision,
         idx: c.index,
-        content: encodeContent(c.content),
+        content: compressText(c.content),
         dense: encodeDense(c.dense),
         terms: encodeTerms(c.terms),
       });
@@ -498,7 +489,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
   async getChunks(model: string, memoId: string): Promise<StoredChunkText[]> {
     return this.stmts.chunksOfMemo
       .all(memoId, model)
-      .map((row) => ({ chunkId: row.chunk_id, revision: row.revision, index: row.idx, content: decodeContent(row.content) }));
+      .map((row) => ({ chunkId: row.chunk_id, revision: row.revision, index: row.idx, content: decompressText(row.content) }));
   }
 
   /** The in-memory side of a model, up to date (for benchmarks that time one ranking alone). */

@@ -1,6 +1,9 @@
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
 import { eventStoreContract } from './contract';
 import { SqliteEventStore } from './sqlite';
 
@@ -14,4 +17,54 @@ eventStoreContract('SQLite', async () => {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+});
+
+describe('SQLite event rows at rest', () => {
+  const sealedLike = { memoId: 'm-1', projectId: 'p-1', sealed: randomBytes(1500).toString('base64') };
+  const subject = 'memex.evt.memo.p-1.m-1';
+
+  it('keeps data deflated when that is smaller and the subject once, and reads both back whole', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
+    const path = join(dir, 'memo.db');
+    const store = new SqliteEventStore(path);
+    try {
+      const stream = 'memo-p-1-m-1';
+      const event = { id: randomUUID(), type: 'MemoCreated', data: sealedLike, meta: { commandId: 'c-1', subject }, occurredAt: new Date().toISOString() };
+      await store.appendToStream(stream, [event], { expectedVersion: 0 });
+      const db = new Database(path, { readonly: true });
+      const row = db.prepare('SELECT data, meta, subject FROM events WHERE stream = ?').get(stream) as { data: unknown; meta: string; subject: string };
+      db.close();
+      expect(Buffer.isBuffer(row.data)).toBe(true);
+      expect((row.data as Buffer).byteLength).toBeLessThan(0.85 * JSON.stringify(sealedLike).length);
+      expect(JSON.parse(row.meta)).toEqual({ commandId: 'c-1' });
+      expect(row.subject).toBe(subject);
+      const [read] = (await store.readStream(stream)).events;
+      expect(read!.data).toEqual(sealedLike);
+      expect(read!.meta).toEqual({ commandId: 'c-1', subject });
+      expect((await store.readUnpublished({ limit: 10 }))[0]!.meta).toEqual({ commandId: 'c-1', subject });
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads rows an earlier version wrote: JSON text, the subject inside meta too', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
+    const path = join(dir, 'memo.db');
+    const store = new SqliteEventStore(path);
+    try {
+      const db = new Database(path);
+      db.prepare(
+        `INSERT INTO events (id, stream, version, type, data, meta, occurred_at, subject)
+         VALUES ('e-1', 'memo-p-1-m-1', 1, 'MemoCreated', ?, ?, '2026-01-01T00:00:00.000Z', ?)`,
+      ).run(JSON.stringify(sealedLike), JSON.stringify({ commandId: 'c-0', subject }), subject);
+      db.close();
+      const [read] = (await store.readStream('memo-p-1-m-1')).events;
+      expect(read!.data).toEqual(sealedLike);
+      expect(read!.meta).toEqual({ commandId: 'c-0', subject });
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,4 +1,4 @@
-import { groupCommit, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
+import { compressText, decompressText, groupCommit, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
 import { VersionConflictError, type AppendResult, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent } from './port';
 
 interface EventRow {
@@ -7,9 +7,10 @@ interface EventRow {
   stream: string;
   version: number;
   type: string;
-  data: string;
+  data: string | Buffer;
   meta: string;
   occurred_at: string;
+  subject: string | null;
 }
 
 const SCHEMA = `
@@ -19,8 +20,8 @@ CREATE TABLE IF NOT EXISTS events (
   stream      TEXT NOT NULL,
   version     INTEGER NOT NULL,
   type        TEXT NOT NULL,
-  data        TEXT NOT NULL,
-  meta        TEXT NOT NULL,
+  data        TEXT NOT NULL, -- JSON, or its raw deflate as a BLOB (compressText)
+  meta        TEXT NOT NULL, -- JSON; the subject only in its own column (rows written before: both)
   occurred_at TEXT NOT NULL,
   subject     TEXT,
   published   INTEGER NOT NULL DEFAULT 0,
@@ -36,8 +37,8 @@ function toStored(row: EventRow): StoredEvent {
     streamName: row.stream,
     version: row.version,
     type: row.type,
-    data: JSON.parse(row.data) as unknown,
-    meta: JSON.parse(row.meta) as StoredEvent['meta'],
+    data: JSON.parse(decompressText(row.data)) as unknown,
+    meta: { ...(JSON.parse(row.meta) as StoredEvent['meta']), ...(row.subject === null ? {} : { subject: row.subject }) },
     occurredAt: row.occurred_at,
   };
 }
@@ -45,7 +46,8 @@ function toStored(row: EventRow): StoredEvent {
 /**
  * The embedded event store: one SQLite file (WAL), shareable by several memo processes on one
  * machine. `UNIQUE (stream, version)` is the optimistic-concurrency guard. Writes of concurrent
- * commands share a commit (`GroupCommit`); each still succeeds or fails alone.
+ * commands share a commit (`GroupCommit`); each still succeeds or fails alone. Rows are lean: `data`
+ * deflated when that is smaller (a sealed box's base64 shrinks by a fifth), the subject stored once.
  */
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite' as const;
@@ -95,8 +97,8 @@ export class SqliteEventStore implements EventStore {
             stream: streamName,
             version,
             type: e.type,
-            data: JSON.stringify(e.data),
-            meta: JSON.stringify(e.meta),
+            data: compressText(JSON.stringify(e.data)),
+            meta: JSON.stringify({ ...e.meta, subject: undefined }),
             occurred_at: e.occurredAt,
             subject: e.meta.subject ?? null,
           });
