@@ -81,4 +81,17 @@ describe.skipIf(!built)('StaticEmbedder: the static model without onnxruntime', 
     expect(turns).toBeGreaterThanOrEqual(9); // a turn between each of the 10 batches
     expect(vectors).toEqual(await direct.embed(prose.slice(0, 80), 'document'));
   });
+
+  it('keeps the table in the file: a row cache of any size gives the same vectors', async () => {
+    const dir = path.join(modelsDir, DEFAULT_EMBEDDING_MODEL);
+    const prefixes = { query: 'query: ', document: '' };
+    const oneRow = StaticEmbedder.open(DEFAULT_EMBEDDING_MODEL, dir, prefixes, 64, 1)!;
+    try {
+      const texts = [...prose.slice(0, 100), ...edges];
+      expect(await oneRow.embed(texts, 'document')).toEqual(await direct.embed(texts, 'document'));
+    } finally {
+      await oneRow.dispose();
+    }
+    await expect(oneRow.embed(['after dispose'], 'query')).rejects.toThrow(/disposed/);
+  });
 });

@@ -5,9 +5,9 @@
  *
  * The vectors are bit-identical to the transformers.js path (same tokens, the same float16 → float32
  * values, summed in the same order in float64, then L2-normalised — staticEmbedder.int.test.ts
- * compares them), with less memory: neither transformers.js nor onnxruntime is loaded, only the
- * table (64 MB as float16) and the tokenizer (a compiled process with the model: 212 MB RSS, vs
- * 297 MB through onnxruntime).
+ * compares them), with less memory: neither transformers.js nor onnxruntime is loaded, and the
+ * table stays in the model file, read a row at a time through a cache (`TableRows`); what is
+ * resident is the tokenizer and the cache.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,7 +16,8 @@ import type { Embedder } from './embedder';
 import { normalizedSum } from './pooling';
 import { STAMP_FILE } from './staticModel/build';
 import { float16Value } from './staticModel/float16';
-import { readStaticTable, type StaticTable } from './staticModel/reader';
+import { locateStaticTable } from './staticModel/reader';
+import { TableRows } from './staticModel/tableRows';
 
 /** float32 value of every float16 bit pattern: one lookup per component. */
 let halfToFloat: Float32Array | undefined;
@@ -32,35 +33,49 @@ interface TokenizerConfig {
 
 export class StaticEmbedder implements Embedder {
   private disposed = false;
-  private readonly half: Uint16Array | undefined;
-  private readonly full: Float32Array | undefined;
   private readonly lookup = float16Lookup();
 
   private constructor(
     readonly modelId: string,
     private readonly tokenizer: Tokenizer,
-    private readonly table: StaticTable,
+    private readonly table: TableRows,
     private readonly maxLength: number,
     private readonly prefixes: { query: string; document: string },
     private readonly batchSize: number,
-  ) {
-    this.half = table.data.dtype === 'float16' ? table.data.bits : undefined;
-    this.full = table.data.dtype === 'float32' ? table.data.values : undefined;
-  }
+  ) {}
 
   /**
    * The model in `dir` as a static embedder, or undefined when it is not one this can run (no
    * builder marker, or a graph other than the table lookup): it is then loaded with transformers.js.
    */
-  static open(modelId: string, dir: string, prefixes: { query: string; document: string }, batchSize = 64): StaticEmbedder | undefined {
+  static open(
+    modelId: string,
+    dir: string,
+    prefixes: { query: string; document: string },
+    batchSize = 64,
+    rowCacheBytes?: number,
+  ): StaticEmbedder | undefined {
     // (the builder's stamp marks a model it made)
     if (!fs.existsSync(path.join(dir, STAMP_FILE))) return undefined;
-    const table = readStaticTable(fs.readFileSync(path.join(dir, 'onnx', 'model.onnx')));
-    if (!table) return undefined;
+    const file = path.join(dir, 'onnx', 'model.onnx');
     const config = JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer_config.json'), 'utf8')) as TokenizerConfig;
     if (config.truncation_side !== undefined && config.truncation_side !== 'right') return undefined;
-    const tokenizer = new Tokenizer(JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8')) as object, config);
-    return new StaticEmbedder(modelId, tokenizer, table, config.model_max_length ?? Number.MAX_SAFE_INTEGER, prefixes, batchSize);
+    // Read whole once to find the table (the buffer is dropped on return); rows are read from the
+    // descriptor from then on. A model rebuilt in place is picked up by loading it again.
+    const fd = fs.openSync(file, 'r');
+    const location = locateStaticTable(fs.readFileSync(fd));
+    if (!location) {
+      fs.closeSync(fd);
+      return undefined;
+    }
+    const table = new TableRows(fd, location, rowCacheBytes);
+    try {
+      const tokenizer = new Tokenizer(JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8')) as object, config);
+      return new StaticEmbedder(modelId, tokenizer, table, config.model_max_length ?? Number.MAX_SAFE_INTEGER, prefixes, batchSize);
+    } catch (error) {
+      table.close();
+      throw error;
+    }
   }
 
   get dimension(): number {
@@ -87,10 +102,11 @@ export class StaticEmbedder implements Embedder {
     // As transformers.js truncates (side "right"): the first model_max_length tokens.
     if (ids.length > this.maxLength) ids = ids.slice(0, this.maxLength);
     const sum = new Float64Array(dim);
-    const { half, full, lookup } = this;
+    const { lookup, table } = this;
+    const { half, full } = table;
     for (const id of ids) {
-      if (id < 0 || id >= this.table.rows) throw new Error(`token id ${id} outside the table of ${this.table.rows} rows`);
-      const base = id * dim;
+      if (id < 0 || id >= table.rows) throw new Error(`token id ${id} outside the table of ${table.rows} rows`);
+      const base = table.offset(id);
       if (half) for (let k = 0; k < dim; k++) sum[k] = sum[k]! + lookup[half[base + k]!]!;
       else for (let k = 0; k < dim; k++) sum[k] = sum[k]! + full![base + k]!;
     }
@@ -99,5 +115,6 @@ export class StaticEmbedder implements Embedder {
 
   async dispose(): Promise<void> {
     this.disposed = true;
+    this.table.close();
   }
 }

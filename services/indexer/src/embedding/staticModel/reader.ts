@@ -60,8 +60,41 @@ interface NodeInfo {
   outputs: string[];
 }
 
+/** Where a static model file holds its table: `byteOffset` from the file's start, row-major, little-endian. */
+export interface StaticTableLocation {
+  rows: number;
+  dimension: number;
+  dtype: 'float16' | 'float32';
+  byteOffset: number;
+}
+
 /** The table of a static model file, or undefined when the graph is not the Gather graph. */
 export function readStaticTable(model: Uint8Array): StaticTable | undefined {
+  const location = locateStaticTable(model);
+  if (!location) return undefined;
+  const { rows, dimension, dtype } = location;
+  const width = dtype === 'float16' ? 2 : 4;
+  // A view of the file's bytes when the table sits at an offset the typed array can start at
+  // (no second copy of ~64 MB), else an aligned copy. Little-endian, as ONNX raw_data is and as
+  // this (x86-64, arm64) host is.
+  const offset = model.byteOffset + location.byteOffset;
+  const aligned = offset % width === 0;
+  const bytes = rows * dimension * width;
+  const bytesOf = aligned ? model : new Uint8Array(bytes);
+  if (!aligned) bytesOf.set(model.subarray(location.byteOffset, location.byteOffset + bytes));
+  const at = aligned ? offset : 0;
+  return {
+    rows,
+    dimension,
+    data:
+      dtype === 'float16'
+        ? { dtype: 'float16', bits: new Uint16Array(bytesOf.buffer, at, rows * dimension) }
+        : { dtype: 'float32', values: new Float32Array(bytesOf.buffer, at, rows * dimension) },
+  };
+}
+
+/** Where the table of a static model file lies, or undefined when the graph is not the Gather graph. */
+export function locateStaticTable(model: Uint8Array): StaticTableLocation | undefined {
   const graph = [...fields(model, 0, model.length)].find((f) => f.field === 7);
   if (!graph) return undefined;
   const nodes: NodeInfo[] = [];
@@ -99,19 +132,5 @@ export function readStaticTable(model: Uint8Array): StaticTable | undefined {
   const width = half ? 2 : 4;
   const bytes = table.raw.end - table.raw.start;
   if (bytes !== rows * dimension * width) return undefined;
-  // A view of the file's bytes when the table sits at an offset the typed array can start at
-  // (no second copy of ~64 MB), else an aligned copy. Little-endian, as ONNX raw_data is and as
-  // this (x86-64, arm64) host is.
-  const offset = model.byteOffset + table.raw.start;
-  const aligned = offset % width === 0;
-  const bytesOf = aligned ? model : new Uint8Array(bytes);
-  if (!aligned) bytesOf.set(model.subarray(table.raw.start, table.raw.end));
-  const at = aligned ? offset : 0;
-  return {
-    rows,
-    dimension,
-    data: half
-      ? { dtype: 'float16', bits: new Uint16Array(bytesOf.buffer, at, rows * dimension) }
-      : { dtype: 'float32', values: new Float32Array(bytesOf.buffer, at, rows * dimension) },
-  };
+  return { rows, dimension, dtype: half ? 'float16' : 'float32', byteOffset: table.raw.start };
 }
