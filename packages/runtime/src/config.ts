@@ -45,7 +45,8 @@ export const CommonEnv = {
   MEMEX_NATS_REPLICAS: Type.Integer({ minimum: 1, maximum: 5, default: 1, description: 'JetStream stream replicas' }),
   MEMEX_SEAL_DEFLATE: Type.Boolean({
     default: true,
-    description: 'Deflate sealed data before encrypting it (format 2). false while rolling from an older version: its instances open format 1 only',
+    description:
+      'Write data at rest compressed: sealed boxes deflated before encryption (format 2), lean event rows, deflated index text. false while rolling from an older version: it reads only the uncompressed forms',
   }),
   NATS_CREDS: Type.Optional(Type.String({ description: 'NATS credentials file (JWT + NKey seed)' })),
   NATS_USER: Type.Optional(Type.String({ description: 'NATS user (with NATS_PASSWORD)' })),

@@ -23,7 +23,7 @@ export async function openMemoStores(config: MemoConfig): Promise<MemoStores> {
   const db = openSqlite(join(config.MEMEX_DATA_DIR, 'memo', 'memo.db'));
   // Erased events and removed memos are overwritten on disk, not just unlinked from the b-tree.
   db.pragma('secure_delete = ON');
-  const store = new SqliteEventStore(db);
+  const store = new SqliteEventStore(db, { compact: config.MEMEX_SEAL_DEFLATE });
   const readModel = new SqliteMemoReadModel(db);
   return {
     store,

@@ -126,6 +126,30 @@ describe('embedded search index on disk', () => {
     dir.remove();
   });
 
+  it('writes rows as earlier versions did with compact: false (for a rolling upgrade), and reads them back the same', async () => {
+    const dir = tempDir('memex-index-');
+    const path = join(dir.path, 'index.db');
+    const p = randomUUID();
+    const m = randomUUID();
+    const text = Array.from({ length: 30 }, (_, i) => `Harbour crane ${i} lifts containers onto the quay.`).join(' ');
+    const terms = termFrequencies(text);
+    const index = new EmbeddedSearchIndex(path, { compact: false });
+    await index.openModel('m', 4);
+    await index.applyCatalog({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) });
+    await index.putChunks('m', { memoId: m, projectId: p, revision: 1 }, [{ chunkId: chunkId(m, 1, 0), index: 0, content: text, dense: v, terms }]);
+    const db = new Database(path, { readonly: true });
+    const row = db.prepare('SELECT content, terms FROM chunks WHERE memo_id = ?').get(m) as { content: unknown; terms: Buffer };
+    db.close();
+    expect(row.content).toBe(text);
+    const n = terms.indices.length;
+    expect(row.terms.byteLength).toBe(8 + 8 * n);
+    expect(row.terms.readUInt32LE(0)).toBe(n);
+    expect(terms.indices.map((_, i) => row.terms.readUInt32LE(8 + 4 * n + 4 * i))).toEqual(terms.values);
+    expect(await index.getChunks('m', m)).toEqual([{ chunkId: chunkId(m, 1, 0), revision: 1, index: 0, content: text }]);
+    await index.close();
+    dir.remove();
+  });
+
   it('orders tied chunks the same way after a restart', async () => {
     const dir = tempDir('memex-index-');
     const path = join(dir.path, 'index.db');

@@ -94,6 +94,12 @@ export interface EmbeddedIndexOptions {
   /** How graphs needed after loading are built (see {@link ModelMemoryOptions.graphBuild}): background by default. */
   graphBuild?: ModelMemoryOptions['graphBuild'];
   onGraph?: (event: GraphLoadEvent) => void;
+  /**
+   * Rows as compact as this version reads them (chunk text deflated, u16 term frequencies); false
+   * writes them as earlier versions did, for a rolling upgrade where those still share the file
+   * (`MEMEX_SEAL_DEFLATE=false`). Both forms are always read.
+   */
+  compact?: boolean;
 }
 
 /** Changes older than this are pruned; a process further behind reloads everything. */
@@ -117,14 +123,17 @@ const TERMS_U16 = 0x8000_0000;
  * a term (the index keeps frequencies as u16 anyway). Blobs written before have u32 frequencies and
  * no flag; both decode.
  */
-function encodeTerms(t: EncodedDocument): Buffer {
+/** Term ids and frequencies at rest: u16 frequencies (flagged in the count), or u32 as versions before them wrote. */
+function encodeTerms(t: EncodedDocument, compact: boolean): Buffer {
   const n = t.indices.length;
-  const b = Buffer.alloc(8 + 6 * n);
-  b.writeUInt32LE((n | TERMS_U16) >>> 0, 0);
+  const width = compact ? 2 : 4;
+  const b = Buffer.alloc(8 + (4 + width) * n);
+  b.writeUInt32LE(compact ? (n | TERMS_U16) >>> 0 : n, 0);
   b.writeUInt32LE(t.length, 4);
   for (let i = 0; i < n; i++) {
     b.writeUInt32LE(t.indices[i]!, 8 + 4 * i);
-    b.writeUInt16LE(Math.min(t.values[i]!, 0xffff), 8 + 4 * n + 2 * i);
+    if (compact) b.writeUInt16LE(Math.min(t.values[i]!, 0xffff), 8 + 4 * n + 2 * i);
+    else b.writeUInt32LE(t.values[i]!, 8 + 4 * n + 4 * i);
   }
   return b;
 }
@@ -142,7 +151,6 @@ function decodeTerms(b: Buffer): EncodedDocument {
   return { indices, values, length: b.readUInt32LE(4) };
 }
 
-/** Chunk text at rest: its raw deflate when that is smaller (a BLOB), else the text itself. */
 function toEntry(row: CatalogRow): CatalogEntry {
   return {
     memoId: row.memo_id,
@@ -462,9 +470,9 @@ export class EmbeddedSearchIndex implements SearchIndex {
         project_id: memo.projectId,
         revision: memo.revision,
         idx: c.index,
-        content: compressText(c.content),
+        content: this.options.compact === false ? c.content : compressText(c.content),
         dense: encodeDense(c.dense),
-        terms: encodeTerms(c.terms),
+        terms: encodeTerms(c.terms, this.options.compact !== false),
       });
     }
     this.stmts.logChange.run(memo.memoId, model, Date.now());

@@ -48,6 +48,26 @@ describe('SQLite event rows at rest', () => {
     }
   });
 
+  it('writes rows as earlier versions did with compact: false (for a rolling upgrade)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
+    const path = join(dir, 'memo.db');
+    const store = new SqliteEventStore(path, { compact: false });
+    try {
+      const stream = 'memo-p-1-m-1';
+      const event = { id: randomUUID(), type: 'MemoCreated', data: sealedLike, meta: { commandId: 'c-1', subject }, occurredAt: new Date().toISOString() };
+      await store.appendToStream(stream, [event], { expectedVersion: 0 });
+      const db = new Database(path, { readonly: true });
+      const row = db.prepare('SELECT data, meta FROM events WHERE stream = ?').get(stream) as { data: unknown; meta: string };
+      db.close();
+      expect(row.data).toBe(JSON.stringify(sealedLike));
+      expect(JSON.parse(row.meta)).toEqual({ commandId: 'c-1', subject });
+      expect((await store.readStream(stream)).events[0]!.data).toEqual(sealedLike);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reads rows an earlier version wrote: JSON text, the subject inside meta too', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
     const path = join(dir, 'memo.db');

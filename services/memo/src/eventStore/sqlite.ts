@@ -55,7 +55,15 @@ export class SqliteEventStore implements EventStore {
   private readonly commits: GroupCommit;
   private readonly stmts;
 
-  constructor(pathOrDb: string | SqliteDatabase) {
+  /**
+   * `compact: false` writes rows as versions before lean rows did (data as JSON text, the subject
+   * in meta too), for a rolling upgrade where those still share the file (`MEMEX_SEAL_DEFLATE=false`).
+   * Both forms are always read.
+   */
+  constructor(
+    pathOrDb: string | SqliteDatabase,
+    private readonly options: { compact?: boolean } = {},
+  ) {
     this.db = typeof pathOrDb === 'string' ? openSqlite(pathOrDb) : pathOrDb;
     this.commits = groupCommit(this.db);
     this.db.exec(SCHEMA);
@@ -97,8 +105,8 @@ export class SqliteEventStore implements EventStore {
             stream: streamName,
             version,
             type: e.type,
-            data: compressText(JSON.stringify(e.data)),
-            meta: JSON.stringify({ ...e.meta, subject: undefined }),
+            data: this.options.compact === false ? JSON.stringify(e.data) : compressText(JSON.stringify(e.data)),
+            meta: JSON.stringify(this.options.compact === false ? e.meta : { ...e.meta, subject: undefined }),
             occurred_at: e.occurredAt,
             subject: e.meta.subject ?? null,
           });
