@@ -38,6 +38,31 @@ describe('openSqlite', () => {
   });
 });
 
+describe('page size', () => {
+  it('gives a new file 8 KiB pages and leaves an existing file its own, checkpointing every ~4 MiB of WAL either way', () => {
+    const dir = tempDir('memex-sqlite-');
+    try {
+      const fresh = openSqlite(join(dir.path, 'new.db'));
+      fresh.exec('CREATE TABLE t (v TEXT)');
+      expect(fresh.pragma('page_size', { simple: true })).toBe(8192);
+      expect(fresh.pragma('wal_autocheckpoint', { simple: true })).toBe(512);
+      fresh.close();
+
+      const path = join(dir.path, 'old.db');
+      const older = new Database(path);
+      older.exec("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('kept')");
+      older.close();
+      const reopened = openSqlite(path);
+      expect(reopened.pragma('page_size', { simple: true })).toBe(4096);
+      expect(reopened.pragma('wal_autocheckpoint', { simple: true })).toBe(1024);
+      expect(reopened.prepare('SELECT v FROM t').pluck().get()).toBe('kept');
+      reopened.close();
+    } finally {
+      dir.remove();
+    }
+  });
+});
+
 describe('idle WAL truncation', () => {
   const walSize = (path: string) => statSync(`${path}-wal`).size;
   const fill = (db: ReturnType<typeof openSqlite>) => {
