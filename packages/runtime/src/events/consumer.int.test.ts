@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Consumers, Streams, Subjects, type MemoEventMessage } from '@memex/contracts';
+import { headers as natsHeaders } from '@nats-io/nats-core';
+import { Consumers, Headers, Streams, Subjects, type MemoEventMessage } from '@memex/contracts';
 import { eventually, natsServerAvailable, startNatsServer, type NatsServerHandle } from '@memex/testing';
 import { Keyring } from '../keyring/keyring';
-import { silentLogger } from '../logger';
+import { createLogger, silentLogger } from '../logger';
 import { encodeJson } from '../nats/codec';
 import { connectNats } from '../nats/connection';
 import { ensureTopology } from '../nats/topology';
@@ -88,6 +89,36 @@ describe.skipIf(!natsServerAvailable())('consumeMemoEvents in batches', () => {
       }, 15_000);
       expect(Object.fromEntries(calls)).toEqual(Object.fromEntries(wanted.map((m) => [m, m === flaky ? 2 : 1])));
       for (const m of ignored) expect(calls.has(m)).toBe(false);
+    } finally {
+      await runner.stop();
+    }
+  });
+
+  it('acks an ignored type by its header without parsing the body', async () => {
+    const projectId = randomUUID();
+    // A body no parser reads: had the consumer parsed it, it would log it as unreadable.
+    const hdrs = natsHeaders();
+    hdrs.set(Headers.eventType, 'MemoTagged');
+    await js.publish(Subjects.memoEvents(projectId, randomUUID()), new TextEncoder().encode('{not json'), { msgID: randomUUID(), headers: hdrs });
+    const wanted = await publish(projectId, 'MemoCreated', 1);
+    const lines: string[] = [];
+    const logger = createLogger({ service: 'test', level: 'info', destination: { write: (line: string) => void lines.push(line) } });
+    const handled: string[] = [];
+    const runner = await consumeMemoEvents({
+      js,
+      consumer: Consumers.extractor,
+      logger,
+      types: ['MemoCreated'],
+      keyring,
+      handle: async (event) => void handled.push((event.data as { memoId: string }).memoId),
+    });
+    try {
+      await eventually(async () => {
+        const info = await jsm.consumers.info(Streams.memoEvents, Consumers.extractor);
+        return info.num_pending === 0 && info.num_ack_pending === 0;
+      }, 15_000);
+      expect(handled).toContain(wanted);
+      expect(lines.filter((l) => l.includes('unreadable'))).toEqual([]);
     } finally {
       await runner.stop();
     }

@@ -118,6 +118,9 @@ export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<Co
   const parse = (msg: JsMsg) => decodeJson<MemoEventMessage>(msg.data);
 
   const open = async (msg: JsMsg): Promise<Opened> => {
+    // The publisher names the type in a header: events this consumer ignores are not even parsed.
+    const headerType = wanted ? msg.headers?.get(Headers.eventType) : undefined;
+    if (wanted && headerType && !wanted.has(headerType)) return { kind: 'settled', outcome: { kind: 'ack' } };
     let event: MemoEventMessage;
     try {
       event = parse(msg);
