@@ -99,7 +99,7 @@ export type MemoEvent =
     }
   | {
       type: 'MemoChunked';
-      /** `firstChunk`: the text of chunk 0, which title search answers with (the content stays in its blob). */
+      /** `firstChunk`: the text of chunk 0, which title search answers with, for content in a blob (inline content: empty, it holds the text). */
       data: { memoId: string; projectId: string; revision: number; model: string; chunks: ChunkLayout; firstChunk: string; at: string };
     }
   | { type: 'MemoSummarized'; data: { memoId: string; projectId: string; revision: number; summary: string; at: string } }

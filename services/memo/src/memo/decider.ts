@@ -192,7 +192,9 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
             revision: command.revision,
             model: command.model,
             chunks: command.chunks,
-            firstChunk: command.firstChunk,
+            // Inline content holds the first chunk already (title search cuts it out by the layout):
+            // only content in a blob needs its copy, so the event does not store the text twice.
+            firstChunk: memo.content.inline === undefined ? command.firstChunk : '',
             at: command.now,
           },
         },

@@ -89,6 +89,15 @@ describe('memo decider', () => {
     given(...history).when({ type: 'RecordChunks', projectId, revision: 2, model: 'm', chunks: EMPTY_CHUNKS, firstChunk: '', now }).then(['MemoChunked']);
   });
 
+  it('keeps the first chunk\'s text in MemoChunked only for content in a blob: inline content holds it already', () => {
+    const chunks = packChunks([{ start: 0, end: 2 }]);
+    const command = { type: 'RecordChunks', projectId, revision: 1, model: 'm', chunks, firstChunk: 'Do', now } as const;
+    const inBlob = given(...created()).when(command).thenEvents();
+    expect(inBlob).toMatchObject([{ type: 'MemoChunked', data: { firstChunk: 'Do' } }]);
+    const inline = created({ content: { inline: 'c2VhbGVk', length: 10, digest: 'd' } });
+    expect(given(...inline).when(command).thenEvents()).toMatchObject([{ type: 'MemoChunked', data: { firstChunk: '', chunks } }]);
+  });
+
   it('records each revision\'s results once', () => {
     const history = [...created(), { type: 'MemoSummarized', data: { memoId, projectId, revision: 1, summary: 'S', at: now } }] satisfies MemoEvent[];
     given(...history).when({ type: 'RecordSummary', projectId, revision: 1, summary: 'S2', tags: [], now }).then([]);
