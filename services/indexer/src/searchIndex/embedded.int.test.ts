@@ -87,6 +87,8 @@ describe('embedded search index on disk', () => {
     const db = new Database(path);
     const row = db.prepare('SELECT content, terms FROM chunks WHERE memo_id = ?').get(m) as { content: Buffer; terms: Buffer };
     expect(Buffer.isBuffer(row.content)).toBe(true);
+    const catalogRow = db.prepare('SELECT memo FROM catalog WHERE memo_id = ?').get(m) as { memo: unknown };
+    expect(Buffer.isBuffer(catalogRow.memo)).toBe(true);
     expect(row.content.byteLength).toBeLessThan(text.length / 2);
     const terms = termFrequencies(text);
     expect(row.terms.byteLength).toBe(8 + 6 * terms.indices.length);
@@ -103,6 +105,8 @@ describe('embedded search index on disk', () => {
     db.prepare('INSERT INTO chunks (model, chunk_id, memo_id, project_id, revision, idx, content, dense, terms) VALUES (?, ?, ?, ?, 1, 0, ?, ?, ?)').run(
       'm', chunkId(old, 1, 0), old, p, oldText, Buffer.from(v.buffer), blob,
     );
+    // A catalog row as written before: the attributes' JSON as text.
+    db.prepare('UPDATE catalog SET memo = ? WHERE memo_id = ?').run(JSON.stringify(attrs(p, old)), old);
     db.close();
     const second = new EmbeddedSearchIndex(path);
     await second.openModel('m', 4);
@@ -139,8 +143,10 @@ describe('embedded search index on disk', () => {
     await index.putChunks('m', { memoId: m, projectId: p, revision: 1 }, [{ chunkId: chunkId(m, 1, 0), index: 0, content: text, dense: v, terms }]);
     const db = new Database(path, { readonly: true });
     const row = db.prepare('SELECT content, terms FROM chunks WHERE memo_id = ?').get(m) as { content: unknown; terms: Buffer };
+    const catalogRow = db.prepare('SELECT memo FROM catalog WHERE memo_id = ?').get(m) as { memo: unknown };
     db.close();
     expect(row.content).toBe(text);
+    expect(JSON.parse(catalogRow.memo as string)).toEqual(attrs(p, m));
     const n = terms.indices.length;
     expect(row.terms.byteLength).toBe(8 + 8 * n);
     expect(row.terms.readUInt32LE(0)).toBe(n);

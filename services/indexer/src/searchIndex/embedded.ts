@@ -12,7 +12,7 @@ CREATE TABLE IF NOT EXISTS catalog (
   memo_id    TEXT PRIMARY KEY,
   project_id TEXT NOT NULL,
   version    INTEGER NOT NULL,
-  memo       TEXT
+  memo       TEXT -- the attributes' JSON, or its raw deflate as a BLOB (see compressText); NULL: deleted
 );
 -- key 'instance': this file's identity, which saved graphs name.
 CREATE TABLE IF NOT EXISTS info (
@@ -63,7 +63,7 @@ interface CatalogRow {
   memo_id: string;
   project_id: string;
   version: number;
-  memo: string | null;
+  memo: string | Buffer | null;
 }
 
 /** In `changes.model` of a memo's change: its chunks changed under every model. */
@@ -95,7 +95,7 @@ export interface EmbeddedIndexOptions {
   graphBuild?: ModelMemoryOptions['graphBuild'];
   onGraph?: (event: GraphLoadEvent) => void;
   /**
-   * Rows as compact as this version reads them (chunk text deflated, u16 term frequencies); false
+   * Rows as compact as this version reads them (chunk text and catalog attributes deflated, u16 term frequencies); false
    * writes them as earlier versions did, for a rolling upgrade where those still share the file
    * (`MEMEX_SEAL_DEFLATE=false`). Both forms are always read.
    */
@@ -156,7 +156,7 @@ function toEntry(row: CatalogRow): CatalogEntry {
     memoId: row.memo_id,
     projectId: row.project_id,
     version: row.version,
-    memo: row.memo === null ? null : (JSON.parse(row.memo) as MemoAttributes),
+    memo: row.memo === null ? null : (JSON.parse(decompressText(row.memo)) as MemoAttributes),
   };
 }
 
@@ -193,7 +193,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     this.stmts = {
       catalogRow: this.db.prepare<[string], CatalogRow>('SELECT * FROM catalog WHERE memo_id = ?'),
       allCatalog: this.db.prepare<[], CatalogRow>('SELECT * FROM catalog'),
-      upsertCatalog: this.db.prepare<[string, string, number, string | null]>(
+      upsertCatalog: this.db.prepare<[string, string, number, string | Buffer | null]>(
         `INSERT INTO catalog (memo_id, project_id, version, memo) VALUES (?, ?, ?, ?)
          ON CONFLICT (memo_id) DO UPDATE SET project_id = excluded.project_id, version = excluded.version, memo = excluded.memo`,
       ),
@@ -406,9 +406,10 @@ export class EmbeddedSearchIndex implements SearchIndex {
   private catalogWrite(update: CatalogUpdate): boolean {
     const row = this.stmts.catalogRow.get(update.memoId);
     if (row && row.version >= update.version) return false;
-    const previous = row?.memo ? (JSON.parse(row.memo) as MemoAttributes) : null;
+    const previous = row?.memo ? (JSON.parse(decompressText(row.memo)) as MemoAttributes) : null;
     if (row && row.memo === null) return false; // deleted for good
-    this.stmts.upsertCatalog.run(update.memoId, update.projectId, update.version, update.memo ? JSON.stringify(update.memo) : null);
+    const memo = update.memo ? JSON.stringify(update.memo) : null;
+    this.stmts.upsertCatalog.run(update.memoId, update.projectId, update.version, memo === null || this.options.compact === false ? memo : compressText(memo));
     // A deletion or a new revision removes chunks; any other change is to attributes alone.
     let chunksRemoved = false;
     if (update.memo === null) {
@@ -458,7 +459,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     const row = this.stmts.catalogRow.get(memo.memoId);
     if (row) {
       if (row.memo === null) return false;
-      const known = JSON.parse(row.memo) as MemoAttributes;
+      const known = JSON.parse(decompressText(row.memo)) as MemoAttributes;
       if (known.revision > memo.revision) return false;
     }
     this.stmts.deleteMemoModelChunks.run(memo.memoId, model);
