@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Streams, Subjects, type Memo, type MemoGetRequest } from '@memex/contracts';
-import { CommandClient, ContentStore, Keyring, NatsBlobStore, connectNats, decodeJson, query } from '@memex/runtime';
+import { CommandClient, ContentStore, Keyring, NatsBlobStore, connectNats, decodeMemoEvent, query } from '@memex/runtime';
 import { eventually, startNatsServer, tempDir, type NatsServerHandle } from '@memex/testing';
 import { exited, spawnTs } from '../support/processes';
 
@@ -64,7 +64,7 @@ describe('memo outbox across a kill -9', () => {
     try {
       const stream = await js.streams.get(Streams.memoEvents);
       const message = await eventually(async () => (await stream.getMessage({ last_by_subj: subject })) ?? undefined, 30_000);
-      expect(decodeJson<{ type: string; data: { memoId: string } }>(message.data)).toMatchObject({ type: 'MemoCreated', data: { memoId } });
+      expect(decodeMemoEvent(message.data, message.header)).toMatchObject({ type: 'MemoCreated', data: { memoId } });
       const memo = await eventually(
         () => query<MemoGetRequest, Memo>(nc, Subjects.query.memoGet, { projectId, ref: { idType: 'memo_uuid', id: memoId } }).catch(() => undefined),
         10_000,

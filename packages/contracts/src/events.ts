@@ -156,7 +156,8 @@ export interface MemoAttributes {
  * One message on the memo event stream. Published after commit; may arrive twice; dedupe by `id`.
  * On the wire every event but the tombstone is sealed with the memo's data key: `data` then holds
  * only `memoId` and `projectId`, `memo` is null, and `sealed` carries both; the event consumer
- * opens it before handlers see the event (and skips it once the key is erased).
+ * opens it before handlers see the event (and skips it once the key is erased). The bytes on the
+ * bus: JSON, or the sealed box as raw bytes after it (`encodeMemoEvent`/`decodeMemoEvent` in runtime).
  */
 export interface MemoEventMessage<E extends MemoEvent = MemoEvent> {
   /** The event id, also its `Nats-Msg-Id`. */

@@ -152,6 +152,8 @@ export const Headers = {
   eventType: 'Memex-Event-Type',
   /** The memo's stream version of an event, for ordering checks by consumers. */
   eventVersion: 'Memex-Event-Version',
+  /** `raw`: the memo event's sealed box follows its JSON as bytes, not base64 (see decodeMemoEvent). */
+  sealedBox: 'Memex-Sealed-Box',
   /** Sequence number of a token-stream message, from 1. */
   streamSeq: 'Memex-Stream-Seq',
 } as const;

@@ -25,6 +25,7 @@ export type { CommandContext, CommandHandlers } from './commands/processor';
 export { query, serveQuery } from './queries/query';
 export type { QueryContext, QueryHandler, QueryOptions } from './queries/query';
 
+export { decodeMemoEvent, encodeMemoEvent, type EncodedMemoEvent } from './events/codec';
 export { consumeMemoEvents, openEvent, settleEach, Slots } from './events/consumer';
 export type { BatchResults, ConsumeMemoEventsOptions, EventContext } from './events/consumer';
 

@@ -68,6 +68,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
     store,
     logger,
     metrics,
+    compact: config.MEMEX_SEAL_DEFLATE,
     project: (stream) => commands.project(stream),
     erased: async (projectId, memoId) => {
       await keyring.shred(projectId, memoId);

@@ -3,9 +3,9 @@ import { Headers, Streams, type ConsumerName, type MemoEventMessage, type MemoEv
 import { KeyErasedError, type Keyring } from '../keyring/keyring';
 import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/registry';
-import { decodeJson } from '../nats/codec';
 import { runConsumer, type ConsumerRunner, type Disposition } from '../nats/consumer';
 import type { RetryOverrides } from '../nats/topology';
+import { decodeMemoEvent } from './codec';
 
 export interface EventContext {
   /** Position in the memo event stream. */
@@ -115,7 +115,7 @@ export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<Co
         }
       : undefined);
   if (!handle) throw new Error('consumeMemoEvents needs handle or handleBatch');
-  const parse = (msg: JsMsg) => decodeJson<MemoEventMessage>(msg.data);
+  const parse = (msg: JsMsg) => decodeMemoEvent(msg.data, msg.headers);
 
   const open = async (msg: JsMsg): Promise<Opened> => {
     // The publisher names the type in a header: events this consumer ignores are not even parsed.

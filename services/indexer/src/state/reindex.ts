@@ -1,6 +1,6 @@
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { Streams, startsContentRevision, type ContentRef, type MemoEventMessage } from '@memex/contracts';
-import { decodeJson, isKeyErased, openEvent, type ContentStore, type IndexState, type IndexStateStore, type Logger } from '@memex/runtime';
+import { Streams, startsContentRevision, type ContentRef } from '@memex/contracts';
+import { decodeMemoEvent, isKeyErased, openEvent, type ContentStore, type IndexState, type IndexStateStore, type Logger } from '@memex/runtime';
 import type { ChunkOptions } from '@memex/text';
 import { chunkMemo, embedChunks } from '../processing/chunks';
 import { readContent } from '../processing/processor';
@@ -110,7 +110,7 @@ export class Reindexer {
             return;
           }
           replayed += 1;
-          const sealedEvent = decodeJson<MemoEventMessage>(msg.data);
+          const sealedEvent = decodeMemoEvent(msg.data, msg.headers);
           if (sealedEvent.type === 'MemoCreated' || sealedEvent.type === 'MemoContentChanged') {
             // An erased memo's events no longer open: nothing to index.
             const opened = await openEvent(this.deps.content.keyring, sealedEvent).catch((error: unknown) => {

@@ -13,7 +13,7 @@ import {
   type TitleSearchRequest,
   type UpdateMemoInput,
 } from '@memex/contracts';
-import { CommandClient, ContentStore, Keyring, NatsBlobStore, connectNats, decodeJson, query, silentLogger } from '@memex/runtime';
+import { CommandClient, ContentStore, Keyring, NatsBlobStore, connectNats, decodeMemoEvent, query, silentLogger } from '@memex/runtime';
 import { startNatsServer, tempDir, type NatsServerHandle } from '@memex/testing';
 import { loadMemoConfig } from '../config';
 import { startMemoService, type MemoService } from '../service';
@@ -207,7 +207,7 @@ describe('memo service over NATS', () => {
     const info = await jsm.streams.info(Streams.memoEvents, { subjects_filter: subject });
     expect(info.state.subjects?.[subject]).toBe(1);
     const last = await (await jetstream(nc).streams.get(Streams.memoEvents)).getMessage({ last_by_subj: subject });
-    expect(decodeJson<{ type: string }>(last!.data).type).toBe('MemoDeleted');
+    expect(decodeMemoEvent(last!.data, last!.header).type).toBe('MemoDeleted');
     expect(new TextDecoder().decode(last!.data)).not.toContain(secret);
     // The content blob is gone, and the key with it.
     expect(await content.blobs.exists(before.content_ref.blob!.name)).toBe(false);

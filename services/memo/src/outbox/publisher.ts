@@ -1,7 +1,7 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { Headers, Streams, Subjects, type MemoEventMessage } from '@memex/contracts';
-import { encodeJson, type Logger, type Metrics } from '@memex/runtime';
+import { encodeMemoEvent, type Logger, type Metrics } from '@memex/runtime';
 import type { EventStore, StoredEvent } from '../eventStore/port';
 
 export interface OutboxOptions {
@@ -16,6 +16,11 @@ export interface OutboxOptions {
   /** Events younger than this are left to the process that appended them. */
   sweepGraceMs?: number;
   metrics?: Metrics;
+  /**
+   * Sealed boxes as bytes after the JSON, not base64 inside it (see encodeMemoEvent); false publishes
+   * what versions before that read, for a rolling upgrade (`MEMEX_SEAL_DEFLATE=false`). Default true.
+   */
+  compact?: boolean;
   /**
    * Runs after a tombstone is published and the memo's bus messages purged: shreds the memo's key
    * and erases what stores keep on disk. Repeated by the sweep after a crash, so it must be idempotent.
@@ -85,7 +90,9 @@ export class OutboxPublisher {
       hdrs.set(Headers.eventType, event.type);
       hdrs.set(Headers.eventVersion, String(event.version));
       if (event.meta.requestId) hdrs.set(Headers.requestId, event.meta.requestId);
-      const ack = await js.publish(subject, encodeJson(toMessage(event)), { msgID: event.id, headers: hdrs });
+      const { data, sealedBox } = encodeMemoEvent(toMessage(event), { compact: this.options.compact !== false });
+      if (sealedBox) hdrs.set(Headers.sealedBox, sealedBox);
+      const ack = await js.publish(subject, data, { msgID: event.id, headers: hdrs });
       lastSeq = ack.seq;
       this.options.metrics?.counter('memex_events_published_total', 'Memo events published to the bus').inc({ type: event.type });
       if (event.type === 'MemoDeleted') {
