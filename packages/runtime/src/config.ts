@@ -46,7 +46,7 @@ export const CommonEnv = {
   MEMEX_SEAL_DEFLATE: Type.Boolean({
     default: true,
     description:
-      'Write compact forms: sealed boxes deflated before encryption (format 2), lean event rows, deflated index text and catalog, memo events on the bus with raw sealed bytes. false while rolling from an older version: it reads only the older forms',
+      'Write compact forms: sealed boxes deflated before encryption (format 2), lean event rows, deflated memo documents, index text and catalog, memo events on the bus with raw sealed bytes. false while rolling from an older version: it reads only the older forms',
   }),
   NATS_CREDS: Type.Optional(Type.String({ description: 'NATS credentials file (JWT + NKey seed)' })),
   NATS_USER: Type.Optional(Type.String({ description: 'NATS user (with NATS_PASSWORD)' })),

@@ -24,7 +24,7 @@ export async function openMemoStores(config: MemoConfig): Promise<MemoStores> {
   // Erased events and removed memos are overwritten on disk, not just unlinked from the b-tree.
   db.pragma('secure_delete = ON');
   const store = new SqliteEventStore(db, { compact: config.MEMEX_SEAL_DEFLATE });
-  const readModel = new SqliteMemoReadModel(db);
+  const readModel = new SqliteMemoReadModel(db, { compact: config.MEMEX_SEAL_DEFLATE });
   return {
     store,
     readModel,

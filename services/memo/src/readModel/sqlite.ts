@@ -1,5 +1,5 @@
 import { matchesFilters } from '@memex/contracts';
-import { groupCommit, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
+import { compressText, decompressText, groupCommit, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
 import { filterable, foldTitle, type MemoListPage, type MemoReadModel, type MemoRecord, type TitleSearch } from './port';
 
 const SCHEMA = `
@@ -11,12 +11,12 @@ CREATE TABLE IF NOT EXISTS memos (
   title_folded     TEXT NOT NULL,
   archived         INTEGER NOT NULL,
   expiration_date  TEXT,
-  doc              TEXT NOT NULL
+  doc              TEXT NOT NULL, -- the memo's JSON, or its raw deflate as a BLOB (compressText)
+  created_at       TEXT           -- from doc; NULL in rows written before the column (see CREATED)
 );
 CREATE INDEX IF NOT EXISTS memos_reference ON memos (project_id, reference_id) WHERE reference_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memos_title ON memos (project_id, title_folded, memo_id);
 CREATE INDEX IF NOT EXISTS memos_expiry ON memos (expiration_date) WHERE archived = 0 AND expiration_date IS NOT NULL;
-CREATE INDEX IF NOT EXISTS memos_created ON memos (project_id, json_extract(doc, '$.created_at') DESC, memo_id DESC);
 CREATE TABLE IF NOT EXISTS removed_memos (
   memo_id    TEXT PRIMARY KEY,
   project_id TEXT NOT NULL,
@@ -24,13 +24,26 @@ CREATE TABLE IF NOT EXISTS removed_memos (
 );
 `;
 
+/**
+ * A memo's creation time, what lists are ordered by: its own column, or for rows an older version
+ * wrote (doc as JSON text, no column), read from the doc (COALESCE stops at the column, so a
+ * deflated doc is never parsed).
+ */
+const CREATED = "COALESCE(created_at, json_extract(doc, '$.created_at'))";
+
+/** Columns added since the table was first made, and indexes replaced: run once per file, in one transaction. */
+const MIGRATIONS = `
+DROP INDEX IF EXISTS memos_created;
+CREATE INDEX IF NOT EXISTS memos_by_created ON memos (project_id, ${CREATED} DESC, memo_id DESC);
+`;
+
 interface Row {
   project_id: string;
   version: number;
-  doc: string;
+  doc: string | Buffer;
 }
 
-const toRecord = (row: Row): MemoRecord => ({ projectId: row.project_id, version: row.version, memo: JSON.parse(row.doc) });
+const toRecord = (row: Row): MemoRecord => ({ projectId: row.project_id, version: row.version, memo: JSON.parse(decompressText(row.doc)) });
 
 /** The embedded read model: a table beside the event store in the memo service's SQLite file. */
 export class SqliteMemoReadModel implements MemoReadModel {
@@ -40,10 +53,25 @@ export class SqliteMemoReadModel implements MemoReadModel {
   private readonly commits: GroupCommit;
   private readonly stmts;
 
-  constructor(pathOrDb: string | SqliteDatabase) {
+  /**
+   * `compact: false` writes documents as JSON text, as versions before deflated documents did, for a
+   * rolling upgrade where those still share the file (`MEMEX_SEAL_DEFLATE=false`). Both are read.
+   */
+  constructor(
+    pathOrDb: string | SqliteDatabase,
+    private readonly options: { compact?: boolean } = {},
+  ) {
     this.db = typeof pathOrDb === 'string' ? openSqlite(pathOrDb) : pathOrDb;
     this.commits = groupCommit(this.db);
     this.db.exec(SCHEMA);
+    // (several memo processes may open the file at once: one of them migrates, the others see it done)
+    this.db
+      .transaction(() => {
+        const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(memos)').all();
+        if (!columns.some((c) => c.name === 'created_at')) this.db.exec('ALTER TABLE memos ADD COLUMN created_at TEXT');
+        this.db.exec(MIGRATIONS);
+      })
+      .immediate();
     this.stmts = {
       get: this.db.prepare<[string], Row>('SELECT project_id, version, doc FROM memos WHERE memo_id = ?'),
       byReference: this.db.prepare<[string, string], Row>(
@@ -51,11 +79,11 @@ export class SqliteMemoReadModel implements MemoReadModel {
       ),
       removedVersion: this.db.prepare<[string], { version: number }>('SELECT version FROM removed_memos WHERE memo_id = ?'),
       upsert: this.db.prepare(
-        `INSERT INTO memos (memo_id, project_id, version, reference_id, title_folded, archived, expiration_date, doc)
-         VALUES (@memo_id, @project_id, @version, @reference_id, @title_folded, @archived, @expiration_date, @doc)
+        `INSERT INTO memos (memo_id, project_id, version, reference_id, title_folded, archived, expiration_date, doc, created_at)
+         VALUES (@memo_id, @project_id, @version, @reference_id, @title_folded, @archived, @expiration_date, @doc, @created_at)
          ON CONFLICT (memo_id) DO UPDATE SET
            version = excluded.version, reference_id = excluded.reference_id, title_folded = excluded.title_folded,
-           archived = excluded.archived, expiration_date = excluded.expiration_date, doc = excluded.doc
+           archived = excluded.archived, expiration_date = excluded.expiration_date, doc = excluded.doc, created_at = excluded.created_at
          WHERE excluded.version > memos.version`,
       ),
       remove: this.db.prepare<[string]>('DELETE FROM memos WHERE memo_id = ?'),
@@ -77,11 +105,11 @@ export class SqliteMemoReadModel implements MemoReadModel {
       ),
       listPage: this.db.prepare<[string, number, number], Row>(
         `SELECT project_id, version, doc FROM memos WHERE project_id = ?
-         ORDER BY json_extract(doc, '$.created_at') DESC, memo_id DESC LIMIT ? OFFSET ?`,
+         ORDER BY ${CREATED} DESC, memo_id DESC LIMIT ? OFFSET ?`,
       ),
       listAll: this.db.prepare<[string], Row>(
         `SELECT project_id, version, doc FROM memos WHERE project_id = ?
-         ORDER BY json_extract(doc, '$.created_at') DESC, memo_id DESC`,
+         ORDER BY ${CREATED} DESC, memo_id DESC`,
       ),
       countAll: this.db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM memos WHERE project_id = ?'),
       due: this.db.prepare<[string, number], { project_id: string; memo_id: string }>(
@@ -116,7 +144,8 @@ export class SqliteMemoReadModel implements MemoReadModel {
         title_folded: foldTitle(record.memo.title),
         archived: record.memo.archived ? 1 : 0,
         expiration_date: record.memo.expiration_date,
-        doc: JSON.stringify(record.memo),
+        doc: this.options.compact === false ? JSON.stringify(record.memo) : compressText(JSON.stringify(record.memo)),
+        created_at: record.memo.created_at,
       });
     });
   }
