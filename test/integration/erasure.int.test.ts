@@ -1,11 +1,15 @@
 /**
  * A delete erases: after DELETE (and after expiry) no plaintext of the memo is left in any file under
  * the data dir or the nats-server's store within 60 s, while every other memo still reads, searches
- * and survives a re-index by replay. Scans raw bytes of every file, WAL and JetStream blocks included.
+ * and survives a re-index by replay. Scans raw bytes of every file, WAL and JetStream blocks included,
+ * and what SQLite files hold deflated (every BLOB, inflated). Runs with the compact forms stores write
+ * by default and with the older ones (`MEMEX_SEAL_DEFLATE=false`), where more is plaintext on disk.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { inflateRawSync } from 'node:zlib';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Memo, SearchResultItem } from '@memex/contracts';
 import { IndexStateStore } from '@memex/runtime';
@@ -24,7 +28,33 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-/** Which of `needles` occur in any file under `dirs` (raw bytes, UTF-8), and where. */
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/** Every BLOB of every table of a SQLite file that inflates (stores keep text deflated), inflated. */
+function inflatedBlobs(file: string): Buffer[] {
+  const out: Buffer[] = [];
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const tables = db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
+    for (const table of tables) {
+      for (const row of db.prepare(`SELECT * FROM "${table}"`).raw().iterate() as Iterable<unknown[]>) {
+        for (const value of row) {
+          if (!Buffer.isBuffer(value)) continue;
+          try {
+            out.push(inflateRawSync(value));
+          } catch {
+            // not deflated (vectors, term lists)
+          }
+        }
+      }
+    }
+  } finally {
+    db.close();
+  }
+  return out;
+}
+
+/** Which of `needles` occur in any file under `dirs` (raw bytes, UTF-8, and SQLite's deflated BLOBs), and where. */
 function findOnDisk(dirs: string[], needles: string[]): Map<string, string[]> {
   const found = new Map<string, string[]>();
   const patterns = needles.map((n) => [n, Buffer.from(n, 'utf8')] as const);
@@ -35,8 +65,10 @@ function findOnDisk(dirs: string[], needles: string[]): Map<string, string[]> {
     } catch {
       continue;
     }
+    const views = [bytes];
+    if (bytes.subarray(0, SQLITE_HEADER.length).equals(SQLITE_HEADER)) views.push(...inflatedBlobs(file));
     for (const [needle, pattern] of patterns) {
-      if (bytes.includes(pattern)) found.set(needle, [...(found.get(needle) ?? []), file]);
+      if (views.some((view) => view.includes(pattern))) found.set(needle, [...(found.get(needle) ?? []), file]);
     }
   }
   return found;
@@ -65,7 +97,10 @@ const markersFor = (who: string): Markers => ({
   source: marker(`${who}src`),
 });
 
-describe('erasure on disk', () => {
+describe.each([
+  ['compact forms (the default)', 'true'],
+  ['older forms (MEMEX_SEAL_DEFLATE=false)', 'false'],
+])('erasure on disk, %s', (_forms, compact) => {
   let stack: Stack;
   let models: ReturnType<typeof tempDir>;
   let headers: Record<string, string>;
@@ -77,13 +112,15 @@ describe('erasure on disk', () => {
     mkdirSync(models.path, { recursive: true });
     symlinkSync(join(REPO_ROOT, 'models', 'memex-glove-100d'), join(models.path, 'memex-glove-100d'));
     symlinkSync(join(REPO_ROOT, 'models', 'memex-glove-100d'), join(models.path, 'glove-alias'));
-    stack = await startStack({ env: { MEMEX_MODELS_DIR: models.path, MEMEX_RATE_LIMIT: '0', MEMEX_CONSISTENCY_TIMEOUT_MS: '5000' } });
+    stack = await startStack({
+      env: { MEMEX_MODELS_DIR: models.path, MEMEX_RATE_LIMIT: '0', MEMEX_CONSISTENCY_TIMEOUT_MS: '5000', MEMEX_SEAL_DEFLATE: compact },
+    });
     const { key } = await stack.project();
     headers = { authorization: `Bearer ${key}` };
   }, 60_000);
 
   afterAll(async () => {
-    console.info(`[erasure] ${JSON.stringify(figures)}`);
+    console.info(`[erasure, ${compact === 'true' ? 'compact' : 'older'} forms] ${JSON.stringify(figures)}`);
     await stack?.stop();
     models?.remove();
   });
