@@ -64,8 +64,6 @@ export interface StoredChunk {
   revision: number;
   index: number;
   content: string;
-  /** The chunk's distinct term ids (their frequencies live in the postings). */
-  termIds: Uint32Array;
 }
 
 /** One term's postings in one project: slots ascending, with the term's frequency in each. */
@@ -317,6 +315,15 @@ export class ModelMemory {
   private lengths: Float32Array;
   /** Each slot's key in its project's graph, -1 when it has none. */
   private graphKeys: Int32Array;
+  /**
+   * Each slot's distinct term ids (their frequencies live in the postings), for removal: a run of
+   * `termCounts[slot]` ids from `termStarts[slot]` in one shared pool, not an array per chunk (a
+   * typed array costs ~100 bytes before its first element). Dead slots' runs stay until compaction.
+   */
+  private termPool = new Uint32Array(4096);
+  private termUsed = 0;
+  private termStarts: Int32Array;
+  private termCounts: Int32Array;
   /** Per-query scratch for BM25: sums indexed by slot, the slots touched, a heap for the k-th best. */
   private sums = new Float64Array(0);
   private touched = new Int32Array(0);
@@ -350,6 +357,8 @@ export class ModelMemory {
     this.scales = new Float32Array(initialCapacity);
     this.lengths = new Float32Array(initialCapacity);
     this.graphKeys = new Int32Array(initialCapacity).fill(-1);
+    this.termStarts = new Int32Array(initialCapacity);
+    this.termCounts = new Int32Array(initialCapacity);
     this.dense = { ...DEFAULT_DENSE_OPTIONS, ...options.dense };
     this.fullVectors = options.fullVectors;
     this.graphBuild = options.graphBuild ?? 'background';
@@ -574,7 +583,7 @@ export class ModelMemory {
   }
 
   /** Adds a chunk with its vector and its term frequencies (`termFrequencies` of its text). */
-  add(chunk: Omit<StoredChunk, 'termIds'>, dense: Float32Array, terms: EncodedDocument): void {
+  add(chunk: StoredChunk, dense: Float32Array, terms: EncodedDocument): void {
     const dim = this.dimension;
     if (dense.length !== dim) {
       throw new Error(`vector of dimension ${dense.length} for a model of dimension ${dim}`);
@@ -584,6 +593,7 @@ export class ModelMemory {
     this.scales[slot] = quantize(dense, this.codes, slot * dim);
     this.lengths[slot] = terms.length;
     this.graphKeys[slot] = -1;
+    this.keepTermIds(slot, terms.indices);
     // One object shape for every slot (property reads in the search loops stay monomorphic).
     const stored: StoredChunk = {
       chunkId: chunk.chunkId,
@@ -592,7 +602,6 @@ export class ModelMemory {
       revision: chunk.revision,
       index: chunk.index,
       content: chunk.content,
-      termIds: Uint32Array.from(terms.indices),
     };
     this.slots.push(stored);
     const list = this.byMemo.get(chunk.memoId);
@@ -646,6 +655,25 @@ export class ModelMemory {
     const graphKeys = new Int32Array(capacity).fill(-1);
     graphKeys.set(this.graphKeys);
     this.graphKeys = graphKeys;
+    const termStarts = new Int32Array(capacity);
+    termStarts.set(this.termStarts);
+    this.termStarts = termStarts;
+    const termCounts = new Int32Array(capacity);
+    termCounts.set(this.termCounts);
+    this.termCounts = termCounts;
+  }
+
+  /** Appends a slot's term ids to the pool (grown by doubling). */
+  private keepTermIds(slot: number, ids: ArrayLike<number>): void {
+    if (this.termUsed + ids.length > this.termPool.length) {
+      const pool = new Uint32Array(Math.max(this.termPool.length * 2, this.termUsed + ids.length));
+      pool.set(this.termPool.subarray(0, this.termUsed));
+      this.termPool = pool;
+    }
+    for (let i = 0; i < ids.length; i++) this.termPool[this.termUsed + i] = ids[i]!;
+    this.termStarts[slot] = this.termUsed;
+    this.termCounts[slot] = ids.length;
+    this.termUsed += ids.length;
   }
 
   removeMemo(memoId: string): void {
@@ -657,8 +685,10 @@ export class ModelMemory {
       const project = this.projects.get(chunk.projectId)!;
       project.chunks -= 1;
       project.totalLength -= this.lengths[slot]!;
-      for (const term of chunk.termIds) {
-        const p = project.postings.get(term);
+      const start = this.termStarts[slot]!;
+      const end = start + this.termCounts[slot]!;
+      for (let t = start; t < end; t++) {
+        const p = project.postings.get(this.termPool[t]!);
         if (p) p.df -= 1;
       }
       const key = this.graphKeys[slot]!;
@@ -686,6 +716,12 @@ export class ModelMemory {
     const codes = new Int8Array(capacity * dim);
     const scales = new Float32Array(capacity);
     const lengths = new Float32Array(capacity);
+    const termStarts = new Int32Array(capacity);
+    const termCounts = new Int32Array(capacity);
+    let termUsed = 0;
+    for (let old = 0; old < this.slots.length; old++) if (this.slots[old]) termUsed += this.termCounts[old]!;
+    const termPool = new Uint32Array(Math.max(4096, termUsed * 2));
+    termUsed = 0;
     const slots: StoredChunk[] = [];
     this.slots.forEach((chunk, old) => {
       if (!chunk) return;
@@ -694,6 +730,12 @@ export class ModelMemory {
       codes.set(this.codes.subarray(old * dim, (old + 1) * dim), slot * dim);
       scales[slot] = this.scales[old]!;
       lengths[slot] = this.lengths[old]!;
+      const start = this.termStarts[old]!;
+      const count = this.termCounts[old]!;
+      termPool.set(this.termPool.subarray(start, start + count), termUsed);
+      termStarts[slot] = termUsed;
+      termCounts[slot] = count;
+      termUsed += count;
       slots.push(chunk);
     });
     for (const project of this.projects.values()) {
@@ -717,6 +759,10 @@ export class ModelMemory {
     this.scales = scales;
     this.lengths = lengths;
     this.graphKeys = new Int32Array(capacity).fill(-1);
+    this.termPool = termPool;
+    this.termUsed = termUsed;
+    this.termStarts = termStarts;
+    this.termCounts = termCounts;
     this.deadCount = 0;
     this.mutations += 1;
     for (const [projectId, project] of this.projects) {

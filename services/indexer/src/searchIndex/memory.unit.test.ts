@@ -51,6 +51,37 @@ describe('ModelMemory', () => {
   });
 });
 
+describe('ModelMemory term statistics across removals and compaction', () => {
+  it('scores BM25 as a memory holding only the survivors does', () => {
+    const random = seededRandom(5);
+    const texts = Array.from({ length: 6_000 }, () => randomText(random, VOCABULARY, 6 + Math.floor(random() * 20)));
+    const survives = (m: number) => m % 10 === 0 && m % 30 !== 0; // removed: 5,400 (a compaction), then 200 after it
+    const fill = (memory: ModelMemory, catalog: CatalogMemory, keep: (m: number) => boolean) => {
+      texts.forEach((text, m) => {
+        if (!keep(m)) return;
+        const memoId = `memo-${m}`;
+        catalog.set({ memoId, projectId: 'p', version: 1, memo: attrs('p', memoId) });
+        memory.add({ chunkId: `c-${m}`, memoId, projectId: 'p', revision: 1, index: 0, content: text }, Float32Array.from([1, 0]), termFrequencies(text));
+      });
+    };
+    const catalog = new CatalogMemory();
+    const churned = new ModelMemory(2, 16);
+    fill(churned, catalog, () => true);
+    for (let m = 0; m < texts.length; m++) if (m % 10 !== 0) churned.removeMemo(`memo-${m}`);
+    for (let m = 0; m < texts.length; m += 30) churned.removeMemo(`memo-${m}`);
+    const freshCatalog = new CatalogMemory();
+    const fresh = new ModelMemory(2, 16);
+    fill(fresh, freshCatalog, survives);
+    expect(churned.live).toBe(fresh.live);
+    for (const word of VOCABULARY.slice(0, 12)) {
+      const query = encodeQuery(`${word} ${VOCABULARY[39]!}`);
+      const scores = (memory: ModelMemory, cat: CatalogMemory) =>
+        new Map(memory.searchSparse(query, 'p', cat.eligible('p', []), 50, cat).map((h) => [h.chunkId, h.score]));
+      expect(scores(churned, catalog)).toEqual(scores(fresh, freshCatalog));
+    }
+  });
+});
+
 /** Texts over a small vocabulary, so terms repeat, postings are long and scores tie. */
 function randomText(random: () => number, vocabulary: readonly string[], words: number): string {
   return Array.from({ length: words }, () => vocabulary[Math.floor(random() * random() * vocabulary.length)]!).join(' ');
