@@ -7,10 +7,12 @@
  * Memory is read 5 s after ready, then idle (`--idle-seconds`, 65 by default: after V8's idle-time
  * collection), just after the ingestion, and idle again after it.
  *
- *   tsx bench/footprint.bench.ts [--memos 5000] [--chars 1500] [--concurrency 32] [--single-process] [--idle-seconds 65]
+ *   tsx bench/footprint.bench.ts [--memos 5000] [--chars 1500] [--concurrency 32] [--single-process] [--idle-seconds 65] [--keep DIR]
+ *
+ * `--keep DIR` copies the stores there before the stack stops, to look into them (sqlite3, nats).
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Memo } from '@memex/contracts';
@@ -26,6 +28,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '32' },
     'single-process': { type: 'boolean', default: false },
     'idle-seconds': { type: 'string', default: '65' },
+    keep: { type: 'string' },
   },
 });
 const MEMOS = Number(values.memos);
@@ -152,6 +155,7 @@ try {
   printTable(`disk after ${MEMOS} memos, ${(textBytes / MB).toFixed(1)} MiB of memo text`, rows);
   const largest = files(stack.dataDir).sort((a, b) => b.bytes - a.bytes).slice(0, 10);
   printTable('largest files', largest.map((f): [string, string] => [path.relative(stack.dataDir, f.file), `${(f.bytes / MB).toFixed(1)} MiB`]));
+  if (values.keep) cpSync(stack.dataDir, values.keep, { recursive: true });
   await sleep(IDLE_MS - 5_000);
   printTable(`resident memory, idle again (${IDLE_MS / 1000} s after the ingestion)`, rssRows(processes(stack)));
 } finally {
