@@ -193,6 +193,9 @@ describe.skipIf(missing)(`documents: upload, extraction, catalog${missing ? ` (s
     expect(revisions[0]!.fields).toContain('file');
     expect(revisions).toContainEqual(expect.objectContaining({ event: 'MemoContentChanged', actor: 'extractor', fields: ['content'], content_revision: 2 }));
     expect(revisions).toContainEqual(expect.objectContaining({ event: 'MemoChunked', actor: 'indexer', content_revision: 2 }));
+    // the summary and the tags found with it: one event
+    expect(revisions).toContainEqual(expect.objectContaining({ event: 'MemoSummarized', actor: 'agent', fields: ['summary', 'tags'], content_revision: 2 }));
+    expect(revisions.map((r) => r.event)).not.toContain('MemoTagged');
     expect(res.body).not.toContain(sampleDocument(MARKERS.markdown).sentence);
 
     const del = await stack.app.inject({ method: 'DELETE', url: `/api/v1/memo/${id}`, headers: headers() });

@@ -176,6 +176,9 @@ describe.each([
     expect(patched.statusCode, patched.body).toBe(200);
     await eventually(async () => !((await inject('GET', `/api/v1/memo/${doomedId}`)).json() as Memo).pending, 20_000);
     const keptId = await createMemo(kept);
+    // Older forms write the found tags in a MemoTagged of their own; compact ones inside MemoSummarized.
+    const history = (await inject('GET', `/api/v1/memo/${keptId}/history`)).json() as { revisions: { event: string }[] };
+    expect(history.revisions.map((r) => r.event).includes('MemoTagged')).toBe(compact === 'false');
     const expiringId = await createMemo(expiring, { expiration_date: new Date(Date.now() + 6_000).toISOString() });
 
     // Before: everything is findable, and the scan does see plaintext (the read model and index hold it).

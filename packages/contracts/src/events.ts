@@ -102,7 +102,15 @@ export type MemoEvent =
       /** `firstChunk`: the text of chunk 0, which title search answers with, for content in a blob (inline content: empty, it holds the text). */
       data: { memoId: string; projectId: string; revision: number; model: string; chunks: ChunkLayout; firstChunk: string; at: string };
     }
-  | { type: 'MemoSummarized'; data: { memoId: string; projectId: string; revision: number; summary: string; at: string } }
+  | {
+      type: 'MemoSummarized';
+      /**
+       * `tags`: the tags found with the summary, in the same event. Absent in events written before
+       * (and with `MEMEX_SEAL_DEFLATE=false`): a `MemoTagged` followed those.
+       */
+      data: { memoId: string; projectId: string; revision: number; summary: string; tags?: TagRecord[]; at: string };
+    }
+  /** Found tags on their own: what summaries were followed by before `MemoSummarized` carried them. Still read. */
   | { type: 'MemoTagged'; data: { memoId: string; projectId: string; revision: number; tags: TagRecord[]; at: string } }
   | {
       type: 'MemoProcessingFailed';

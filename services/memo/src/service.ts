@@ -77,7 +77,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
   });
   const references = new ReferenceClaims(store, readModel, clock);
   const failpoint = failpoints(config.MEMEX_FAILPOINTS);
-  const commands = new MemoCommandService({ store, readModel, publisher, references, keyring, content, clock, logger, failpoint });
+  const commands = new MemoCommandService({ store, readModel, publisher, references, keyring, content, clock, logger, failpoint, compact: config.MEMEX_SEAL_DEFLATE });
 
   // Whatever a previous run appended but did not publish goes out before new work comes in.
   const republished = await publisher.sweep();

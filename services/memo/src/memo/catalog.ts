@@ -117,7 +117,7 @@ function historyEntry(stored: StoredEvent): MemoHistoryEntry {
     case 'MemoChunked':
       return { ...base, actor: 'indexer', fields: ['chunks'], content_revision: event.data.revision };
     case 'MemoSummarized':
-      return { ...base, actor: 'agent', fields: ['summary'], content_revision: event.data.revision };
+      return { ...base, actor: 'agent', fields: event.data.tags ? ['summary', 'tags'] : ['summary'], content_revision: event.data.revision };
     case 'MemoTagged':
       return { ...base, actor: 'agent', fields: ['tags'], content_revision: event.data.revision };
     case 'MemoProcessingFailed': {

@@ -68,7 +68,16 @@ export type MemoCommand =
   | { type: 'UpdateMemo'; projectId: string; input: StoredUpdateInput; now: string }
   | { type: 'DeleteMemo'; projectId: string; reason: ErasureReason; now: string }
   | { type: 'RecordChunks'; projectId: string; revision: number; model: string; chunks: ChunkLayout; firstChunk: string; now: string }
-  | { type: 'RecordSummary'; projectId: string; revision: number; summary: string; tags: string[]; now: string }
+  | {
+      type: 'RecordSummary';
+      projectId: string;
+      revision: number;
+      summary: string;
+      tags: string[];
+      now: string;
+      /** The tags in a `MemoTagged` of their own, as versions before one event read them (`MEMEX_SEAL_DEFLATE=false`). */
+      tagsApart?: boolean;
+    }
   | {
       type: 'RecordProcessingFailure';
       projectId: string;
@@ -100,6 +109,12 @@ function tagRecords(memoId: string, tags: readonly string[]): TagRecord[] {
     out.push({ uuid: tagId(memoId, tag), tag });
   }
   return out;
+}
+
+/** The client's tags, then the found ones the client did not give. */
+function withFoundTags(memo: MemoData, found: readonly TagRecord[]): TagRecord[] {
+  const given = new Set(memo.clientTags.map((t) => t.tag));
+  return [...memo.clientTags, ...found.filter((t) => !given.has(t.tag))];
 }
 
 /** The memo of an active state for a command from `projectId`; throws what the routes answer otherwise. */
@@ -205,12 +220,13 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
       const memo = liveRevision(state, command.projectId, command.revision);
       if (!memo || memo.summarizedRevision === command.revision) return [];
       const { memoId, projectId } = memo;
+      const { revision, summary, now: at } = command;
+      const tags = tagRecords(memoId, command.tags);
+      // One event: a second would cost a row, a bus message and every consumer a delivery per memo.
+      if (!command.tagsApart) return [{ type: 'MemoSummarized', data: { memoId, projectId, revision, summary, tags, at } }];
       return [
-        { type: 'MemoSummarized', data: { memoId, projectId, revision: command.revision, summary: command.summary, at: command.now } },
-        {
-          type: 'MemoTagged',
-          data: { memoId, projectId, revision: command.revision, tags: tagRecords(memoId, command.tags), at: command.now },
-        },
+        { type: 'MemoSummarized', data: { memoId, projectId, revision, summary, at } },
+        { type: 'MemoTagged', data: { memoId, projectId, revision, tags, at } },
       ];
     }
 
@@ -356,12 +372,11 @@ export function evolve(state: MemoState, event: MemoEvent): MemoState {
         summarizedRevision: event.data.revision,
         summarizedAt: event.data.at,
         processingError: memo.processingError?.stage === 'summarizing' ? null : memo.processingError,
+        ...(event.data.tags ? { tags: withFoundTags(memo, event.data.tags) } : {}),
       });
-    case 'MemoTagged': {
+    case 'MemoTagged':
       if (event.data.revision !== memo.revision) return state;
-      const given = new Set(memo.clientTags.map((t) => t.tag));
-      return next({ tags: [...memo.clientTags, ...event.data.tags.filter((t) => !given.has(t.tag))] });
-    }
+      return next({ tags: withFoundTags(memo, event.data.tags) });
     case 'MemoProcessingFailed':
       if (event.data.revision !== memo.revision) return state;
       return next({

@@ -98,6 +98,24 @@ describe('memo decider', () => {
     expect(given(...inline).when(command).thenEvents()).toMatchObject([{ type: 'MemoChunked', data: { firstChunk: '', chunks } }]);
   });
 
+  it('records a summary and its tags in one event; apart, as older versions wrote them, to the same state', () => {
+    const command = { type: 'RecordSummary' as const, projectId, revision: 1, summary: 'S', tags: ['auto', 'given', 'auto'], now };
+    const one = given(...created()).when(command).thenEvents();
+    expect(one).toEqual([
+      { type: 'MemoSummarized', data: { memoId, projectId, revision: 1, summary: 'S', tags: [{ uuid: expect.any(String), tag: 'auto' }, { uuid: expect.any(String), tag: 'given' }], at: now } },
+    ]);
+    const apart = given(...created()).when({ ...command, tagsApart: true }).thenEvents();
+    expect(apart.map((e) => e.type)).toEqual(['MemoSummarized', 'MemoTagged']);
+    expect(apart[0]!.data).not.toHaveProperty('tags');
+
+    const fromOne = fold([...created(), ...one]);
+    const fromApart = fold([...created(), ...apart]);
+    expect(fromOne).toEqual(fromApart);
+    // the client's tag first, the found ones it did not give after it
+    expect(fromOne.status === 'active' && fromOne.memo).toMatchObject({ summary: 'S', summarizedRevision: 1 });
+    expect(fromOne.status === 'active' && fromOne.memo.tags.map((t) => t.tag)).toEqual(['given', 'auto']);
+  });
+
   it('records each revision\'s results once', () => {
     const history = [...created(), { type: 'MemoSummarized', data: { memoId, projectId, revision: 1, summary: 'S', at: now } }] satisfies MemoEvent[];
     given(...history).when({ type: 'RecordSummary', projectId, revision: 1, summary: 'S2', tags: [], now }).then([]);

@@ -37,6 +37,11 @@ export interface MemoHandlerDeps {
   clock: () => Date;
   logger: Logger;
   failpoint?: Failpoints;
+  /**
+   * False writes events as versions before the compact forms read them (`MEMEX_SEAL_DEFLATE=false`,
+   * for a rolling upgrade): found tags in a `MemoTagged` of their own. Default true.
+   */
+  compact?: boolean;
 }
 
 interface Executed {
@@ -227,7 +232,7 @@ export class MemoCommandService {
         const done = await this.execute(
           projectId,
           memoId,
-          (now) => ({ type: 'RecordSummary', projectId, revision, summary, tags, now }),
+          (now) => ({ type: 'RecordSummary', projectId, revision, summary, tags, now, tagsApart: this.deps.compact === false }),
           ctx,
         );
         return { result: { applied: done.applied }, ...seq(done) };
