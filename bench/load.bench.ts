@@ -58,9 +58,9 @@ try {
 
   const headers = { authorization: `Bearer ${stack.key}`, 'content-type': 'application/json' };
   const memoPath = `/api/v1/memo/${ids[0]}`;
-  const search = { method: 'POST' as const, path: '/api/v1/search', body: searchBody };
-  const get = { method: 'GET' as const, path: memoPath };
-  const post = { method: 'POST' as const, path: '/api/v1/memo', body: memoBody };
+  const search = { label: 'search', method: 'POST' as const, path: '/api/v1/search', body: searchBody };
+  const get = { label: 'GET', method: 'GET' as const, path: memoPath };
+  const post = { label: 'POST', method: 'POST' as const, path: '/api/v1/memo', body: memoBody };
   const mixed = [search, get, search, get, post];
   const cpuRows: [string, string][] = [];
   /** One load, with the CPU milliseconds each process of the stack spent per request. */
@@ -81,7 +81,10 @@ try {
   const anchor = runs[0]![0].requestsPerSecond;
   printTable(
     `HTTPS load on ${chunks} chunks (${MEMOS} memos)${values.scale ? `, --scale ${values.scale}` : ''}, ${durationS} s each (2 cores shared by the load generator and every process)`,
-    runs.map(([r, goal]) => [r.label, `${formatLoad(r)}   ${r === runs[0]![0] ? '' : `${((r.requestsPerSecond / anchor) * 100).toFixed(0)}% of the anchor`}${goal ? `   (${goal})` : ''}`]),
+    runs.flatMap(([r, goal]): [string, string][] => [
+      [r.label, `${formatLoad(r)}   ${r === runs[0]![0] ? '' : `${((r.requestsPerSecond / anchor) * 100).toFixed(0)}% of the anchor`}${goal ? `   (${goal})` : ''}`],
+      ...(r.byKind ?? []).map((k): [string, string] => [`  ${k.kind}`, `${String(k.count).padStart(6)} answered  p50 ${k.p50.toFixed(1).padStart(5)} ms   p99 ${k.p99.toFixed(1).padStart(6)} ms`]),
+    ]),
   );
   printTable('CPU per request, ms, by process', cpuRows);
   const deaths = stack.output().split('\n').filter((l) => /\[memex\] .*exited|nhandled|uncaught/i.test(l));

@@ -1,4 +1,4 @@
-import autocannon, { type Request } from 'autocannon';
+import autocannon, { type Instance, type Request, type Result } from 'autocannon';
 
 export interface LoadResult {
   label: string;
@@ -7,10 +7,14 @@ export interface LoadResult {
   p99: number;
   non2xx: number;
   errors: number;
+  /** For a mixed load: latency by request kind (named by `LoadRequest.label`), in the order first given. */
+  byKind?: { kind: string; count: number; p50: number; p99: number }[];
 }
 
 /** One request of a sequence each connection cycles through; `body` is called per request. */
 export interface LoadRequest {
+  /** What the request is, for the latency by kind of a mixed load. */
+  label?: string;
   method: 'GET' | 'POST';
   path: string;
   body?: () => string;
@@ -32,7 +36,8 @@ export async function load(
     durationS?: number;
   },
 ): Promise<LoadResult> {
-  const result = await autocannon({
+  // (without a callback autocannon returns its instance, an event emitter, made thenable)
+  const tracker = autocannon({
     url: options.url,
     method: options.method ?? 'GET',
     headers: options.headers ?? {},
@@ -48,7 +53,19 @@ export async function load(
       : {}),
     connections: options.connections ?? 50,
     duration: options.durationS ?? 10,
-  });
+  }) as unknown as Instance & PromiseLike<Result>;
+  // Each connection sends the requests in turn, so its n-th response answers request n mod length.
+  const kinds = options.requests?.map((r, i) => r.label ?? `${r.method} ${r.path} #${i}`) ?? [];
+  const times = new Map<string, number[]>(kinds.map((k) => [k, []]));
+  const answered = new WeakMap<object, number>();
+  if (kinds.length > 1) {
+    tracker.on('response', (client: object, _status: number, _bytes: number, ms: number) => {
+      const n = answered.get(client) ?? 0;
+      answered.set(client, n + 1);
+      times.get(kinds[n % kinds.length]!)!.push(ms);
+    });
+  }
+  const result = await tracker;
   return {
     label,
     requestsPerSecond: result.requests.average,
@@ -56,6 +73,15 @@ export async function load(
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors,
+    ...(kinds.length > 1
+      ? {
+          byKind: [...times].map(([kind, ms]) => {
+            ms.sort((a, b) => a - b);
+            const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? Number.NaN;
+            return { kind, count: ms.length, p50: at(0.5), p99: at(0.99) };
+          }),
+        }
+      : {}),
   };
 }
 
