@@ -18,11 +18,10 @@ const sealedEvent: MemoEventMessage = {
 
 /** The message as a consumer gets it: the bytes and the headers the publisher set. */
 function transmit(message: MemoEventMessage, compact: boolean) {
-  const { data, sealedBox } = encodeMemoEvent(message, { compact });
+  const { data, headers } = encodeMemoEvent(message, { compact });
   const hdrs = natsHeaders();
-  hdrs.set(Headers.eventType, message.type);
-  if (sealedBox) hdrs.set(Headers.sealedBox, sealedBox);
-  return { data, hdrs, sealedBox };
+  for (const [name, value] of Object.entries(headers)) hdrs.set(name, value);
+  return { data, hdrs, sealedBox: headers[Headers.sealedBox] };
 }
 
 describe('memo event codec', () => {
@@ -34,6 +33,18 @@ describe('memo event codec', () => {
     expect(decodeMemoEvent(compact.data, compact.hdrs)).toEqual(sealedEvent);
     expect(decodeMemoEvent(json.data, json.hdrs)).toEqual(sealedEvent);
     expect(json.data.byteLength - compact.data.byteLength).toBeGreaterThanOrEqual(1600 - 1200 - 20);
+    // nothing the headers say is said again in the body
+    const envelope = new TextDecoder().decode(compact.data.subarray(0, compact.data.indexOf(0x0a)));
+    expect(JSON.parse(envelope)).toEqual({ id: sealedEvent.id, occurredAt: sealedEvent.occurredAt, data: sealedEvent.data });
+    expect(compact.data.byteLength).toBe(Buffer.byteLength(envelope) + 1 + 1200);
+  });
+
+  it('refuses a compact message whose type or version header is missing', () => {
+    for (const name of [Headers.eventType, Headers.eventVersion]) {
+      const sent = transmit(sealedEvent, true);
+      sent.hdrs.delete(name);
+      expect(() => decodeMemoEvent(sent.data, sent.hdrs), name).toThrow(/type and version headers/);
+    }
   });
 
   it('sends what has nothing sealed (tombstones) as JSON either way, and reads JSON without the header (older publishers)', () => {

@@ -87,11 +87,9 @@ export class OutboxPublisher {
     for (const event of events) {
       const subject = event.meta.subject!;
       const hdrs = natsHeaders();
-      hdrs.set(Headers.eventType, event.type);
-      hdrs.set(Headers.eventVersion, String(event.version));
+      const { data, headers } = encodeMemoEvent(toMessage(event), { compact: this.options.compact !== false });
+      for (const [name, value] of Object.entries(headers)) hdrs.set(name, value);
       if (event.meta.requestId) hdrs.set(Headers.requestId, event.meta.requestId);
-      const { data, sealedBox } = encodeMemoEvent(toMessage(event), { compact: this.options.compact !== false });
-      if (sealedBox) hdrs.set(Headers.sealedBox, sealedBox);
       const ack = await js.publish(subject, data, { msgID: event.id, headers: hdrs });
       lastSeq = ack.seq;
       this.options.metrics?.counter('memex_events_published_total', 'Memo events published to the bus').inc({ type: event.type });
