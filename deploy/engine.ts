@@ -6,10 +6,11 @@
  * when none answers, for testcontainers. MEMEX_ENGINE=docker|podman forces the choice.
  */
 import { spawn, spawnSync, type SpawnSyncOptions } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { REPO_ROOT } from './services';
 
 export type EngineKind = 'docker' | 'podman';
@@ -81,17 +82,34 @@ function pings(socketPath: string): Promise<boolean> {
 }
 
 /**
+ * Where the podman API service for these settings listens: one socket per containers.conf (its path
+ * and content), so a service started with another checkout's settings is never reused.
+ */
+export function podmanSocketPath(env: NodeJS.ProcessEnv): string {
+  const conf = env.CONTAINERS_CONF ?? PODMAN_CONF;
+  const key = createHash('sha256')
+    .update(conf)
+    .update(existsSync(conf) ? readFileSync(conf) : '')
+    .digest('hex')
+    .slice(0, 12);
+  return join(env.XDG_RUNTIME_DIR || tmpdir(), 'memex-podman', `podman-${key}.sock`);
+}
+
+/**
  * A Docker-compatible API for testcontainers: DOCKER_HOST when it is set (or Docker's default
- * socket); with podman, its API service on a socket of ours, started (detached; it exits after 15
- * idle minutes) when it does not answer. Returns the environment testcontainers needs.
+ * socket); with podman, its API service on a socket of ours (`podmanSocketPath`), started (detached;
+ * it exits after 15 idle minutes) when it does not answer. The service runs from the socket's
+ * directory: it outlives this process, and a service left in a checkout that was then removed
+ * fails every container it starts ("write child: broken pipe"). Returns the environment
+ * testcontainers needs.
  */
 export async function apiSocket(found: Engine): Promise<Record<string, string>> {
   if (found.kind === 'docker') return found.env.DOCKER_HOST ? { DOCKER_HOST: found.env.DOCKER_HOST } : {};
-  const dir = join(found.env.XDG_RUNTIME_DIR || tmpdir(), 'memex-podman');
+  const socketPath = podmanSocketPath(found.env);
+  const dir = dirname(socketPath);
   mkdirSync(dir, { recursive: true });
-  const socketPath = join(dir, 'podman.sock');
   if (!(existsSync(socketPath) && (await pings(socketPath)))) {
-    const service = spawn('podman', ['system', 'service', '--time=900', `unix://${socketPath}`], { env: found.env, detached: true, stdio: 'ignore' });
+    const service = spawn('podman', ['system', 'service', '--time=900', `unix://${socketPath}`], { cwd: dir, env: found.env, detached: true, stdio: 'ignore' });
     service.unref();
     const deadline = Date.now() + 30_000;
     while (!(existsSync(socketPath) && (await pings(socketPath)))) {
