@@ -1,4 +1,5 @@
 import autocannon, { type Instance, type Request, type Result } from 'autocannon';
+import { percentile } from './stats';
 
 export interface LoadResult {
   label: string;
@@ -75,11 +76,7 @@ export async function load(
     errors: result.errors,
     ...(kinds.length > 1
       ? {
-          byKind: [...times].map(([kind, ms]) => {
-            ms.sort((a, b) => a - b);
-            const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? Number.NaN;
-            return { kind, count: ms.length, p50: at(0.5), p99: at(0.99) };
-          }),
+          byKind: [...times].map(([kind, ms]) => ({ kind, count: ms.length, p50: percentile(ms, 50), p99: percentile(ms, 99) })),
         }
       : {}),
   };
