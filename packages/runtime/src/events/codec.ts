@@ -5,9 +5,9 @@
  *   form publish and read, and what tombstones (never sealed) always are;
  * - compact (header `raw`): a lean JSON envelope (the id, `occurredAt` and `data`'s ids: type and
  *   version are read from the headers every memo event carries, `Memex-Event-Type` and
- *   `Memex-Event-Version`, which dead letters keep too), a newline, then the sealed box's bytes as they are: a quarter
- *   smaller than base64 in the stream, in every consumer's buffers, and in dead letters (which copy
- *   headers), and nothing said twice in a message the stream keeps for ever.
+ *   `Memex-Event-Version`, which dead letters keep too), a newline, then the sealed box's bytes as
+ *   they are: a quarter smaller than base64 in the stream, in every consumer's buffers, and in dead
+ *   letters (which copy headers), and nothing said twice in a message the stream keeps for ever.
  *
  * `decodeMemoEvent` reads both; the publisher writes compact unless told to stay readable by older
  * versions (`MEMEX_SEAL_DEFLATE=false`, for a rolling upgrade).
@@ -43,17 +43,10 @@ export function decodeMemoEvent(data: Uint8Array, headers: MsgHdrs | undefined):
   const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const end = bytes.indexOf(NEWLINE);
   if (end < 0) throw new Error('memo event: compact form without its newline');
-  const envelope = JSON.parse(bytes.toString('utf8', 0, end)) as Pick<MemoEventMessage, 'id' | 'occurredAt' | 'data'> & Partial<MemoEventMessage>;
-  const type = envelope.type ?? headers.get(Headers.eventType);
-  const version = envelope.version ?? Number(headers.get(Headers.eventVersion));
+  const { id, occurredAt, data: ids } = JSON.parse(bytes.toString('utf8', 0, end)) as Pick<MemoEventMessage, 'id' | 'occurredAt' | 'data'>;
+  const type = headers.get(Headers.eventType);
+  const version = Number(headers.get(Headers.eventVersion));
   if (!type || !Number.isInteger(version) || version < 1) throw new Error('memo event: compact form without its type and version headers');
-  return {
-    id: envelope.id,
-    type: type as MemoEventMessage['type'],
-    version,
-    occurredAt: envelope.occurredAt,
-    data: envelope.data,
-    memo: envelope.memo ?? null,
-    sealed: bytes.toString('base64', end + 1),
-  };
+  // (a sealed event's attributes are in its box: `memo` is null until the consumer opens it)
+  return { id, type: type as MemoEventMessage['type'], version, occurredAt, data: ids, memo: null, sealed: bytes.toString('base64', end + 1) };
 }
