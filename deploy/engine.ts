@@ -86,7 +86,7 @@ function pings(socketPath: string): Promise<boolean> {
  * and content), so a service started with another checkout's settings is never reused.
  */
 export function podmanSocketPath(env: NodeJS.ProcessEnv): string {
-  const conf = env.CONTAINERS_CONF ?? PODMAN_CONF;
+  const conf = env.CONTAINERS_CONF || PODMAN_CONF;
   const key = createHash('sha256')
     .update(conf)
     .update(existsSync(conf) ? readFileSync(conf) : '')
