@@ -185,5 +185,7 @@ export type {
   MemoHistoryReply,
   MemoListReply,
   MemoListRequest,
+  MemoLogReply,
+  MemoLogRequest,
   MemoStatusReply,
 } from './queries';

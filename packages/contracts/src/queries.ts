@@ -4,7 +4,7 @@ import type { ChatListInput } from './http/validation';
 import type { Chat, ChatListResponse, Citation, IntermediateStep } from './http/chat';
 import type { Memo } from './http/memo';
 import type { MemoHistoryResponse, MemoListInput, MemoListResponse, MemoStatusResponse } from './http/catalog';
-import type { MemoFile } from './events';
+import type { MemoEventMessage, MemoFile } from './events';
 import type { SearchResultItem } from './http/search';
 import type { MemoRef } from './commands';
 import type { WireError } from './errors';
@@ -53,6 +53,21 @@ export type MemoHistoryReply = MemoHistoryResponse;
 export interface MemoFileReply {
   memoId: string;
   file: MemoFile;
+}
+
+/** A page of the memo event log after `after` (a position; 0 from the start). */
+export interface MemoLogRequest {
+  after: number;
+  /** At most this many events; fewer when the reply would grow past half of `max_payload`. */
+  limit: number;
+}
+/**
+ * Events as the bus carries them (sealed; tombstones plain), each with its position in the log.
+ * `head`: the highest position when the page was read. An empty page: the replay is done.
+ */
+export interface MemoLogReply {
+  events: { position: number; message: MemoEventMessage }[];
+  head: number;
 }
 
 export interface TitleSearchRequest {

@@ -66,6 +66,8 @@ export const Subjects = {
     memoHistory: `${ROOT}.q.memo.history`,
     /** Where a memo's original file is (its `MemoFile`), for the download route. */
     memoFile: `${ROOT}.q.memo.file`,
+    /** The memo event log in pages, for replays (re-indexing): read from the memo service's event store. */
+    memoLog: `${ROOT}.q.memo.log`,
     indexSearch: `${ROOT}.q.index.search`,
     indexStatus: `${ROOT}.q.index.status`,
     agentChat: `${ROOT}.q.agent.chat`,

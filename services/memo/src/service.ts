@@ -1,12 +1,13 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { QueueGroups, Subjects, type MemoAddressRequest, type MemoGetRequest, type MemoListRequest, type TitleSearchRequest } from '@memex/contracts';
+import { QueueGroups, Subjects, type MemoAddressRequest, type MemoGetRequest, type MemoListRequest, type MemoLogRequest, type TitleSearchRequest } from '@memex/contracts';
 import {
   connectNats,
   ContentStore,
   createLogger,
   Keyring,
   openBlobStore,
+  payloadBudget,
   ensureTopology,
   retryOverrides,
   failpoints,
@@ -27,6 +28,7 @@ import { MemoCommandService } from './memo/handlers';
 import { getMemo, resolveMemo, searchTitles } from './memo/queries';
 import { SealedEventStore } from './eventStore/sealed';
 import { ReferenceClaims } from './memo/references';
+import { readLogPage } from './outbox/log';
 import { OutboxPublisher } from './outbox/publisher';
 import { openMemoStores } from './stores';
 
@@ -139,6 +141,13 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
       logger,
       metrics,
       handler: (req) => listMemos(readModel, req),
+    }),
+    serveQuery<MemoLogRequest, unknown>(nc, {
+      subject: Subjects.query.memoLog,
+      queue: QueueGroups.memo,
+      logger,
+      metrics,
+      handler: (req) => readLogPage(store, req, payloadBudget(nc) - 1024),
     }),
     ...(
       [

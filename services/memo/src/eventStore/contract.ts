@@ -136,6 +136,48 @@ export function eventStoreContract(name: string, setup: () => Promise<EventStore
       await store.markPublished([old.id, fresh.id]);
     });
 
+    it('serves its log for replays: every event with a subject, published or not, by position, in pages', async () => {
+      const head = await store.headPosition();
+      const a = stream();
+      const b = stream();
+      const secret = `secret-${randomUUID()}`;
+      const a1 = event('A1', { n: 1 }, 'memex.evt.a');
+      const internal = event('Internal');
+      const a2 = event('A2', { n: 2 }, 'memex.evt.a');
+      await store.appendToStream(a, [a1, internal, a2], { expectedVersion: 0 });
+      const gone = event('MemoCreated', { content: secret }, 'memex.evt.b');
+      await store.appendToStream(b, [gone], { expectedVersion: 0 });
+      const a3 = event('A3', {}, 'memex.evt.a');
+      await store.appendToStream(a, [a3], { expectedVersion: 3 });
+      await store.markPublished([a1.id]);
+      const tombstone = event('MemoDeleted', { gone: true }, 'memex.evt.b');
+      await store.eraseStream(b, tombstone, { expectedVersion: 1 });
+      expect(await store.headPosition()).toBeGreaterThan(head);
+
+      // Pages of one event: the cursor may fall inside a commit of several.
+      const paged: string[] = [];
+      for (let after = head; ; ) {
+        const page = await store.readLog({ after, limit: 1 });
+        if (page.length === 0) break;
+        expect(page).toHaveLength(1);
+        paged.push(page[0]!.id);
+        after = page[0]!.position;
+      }
+      expect(paged).toEqual([a1.id, a2.id, a3.id, tombstone.id]);
+      const whole = await store.readLog({ after: head, limit: 100 });
+      expect(whole.map((e) => [e.type, e.streamName, e.version])).toEqual([
+        ['A1', a, 1],
+        ['A2', a, 3],
+        ['A3', a, 4],
+        ['MemoDeleted', b, 2],
+      ]);
+      expect(whole[0]?.data).toEqual({ n: 1 });
+      expect(whole[0]?.meta.subject).toBe('memex.evt.a');
+      expect(JSON.stringify(whole)).not.toContain(secret);
+      expect(await store.readLog({ after: await store.headPosition(), limit: 100 })).toEqual([]);
+      await store.markPublished([a2.id, a3.id, tombstone.id]);
+    });
+
     it('refuses a second event with an id it already holds', async () => {
       const e = event('A');
       await store.appendToStream(stream(), [e], { expectedVersion: 0 });

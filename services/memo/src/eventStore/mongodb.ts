@@ -140,6 +140,7 @@ export class MongoEventStore implements EventStore {
       { key: { 'events.id': 1 }, name: EVENT_ID_INDEX, unique: true, partialFilterExpression: { events: { $exists: true } } },
       { key: { position: 1 }, name: 'outbox_position', partialFilterExpression: { unpublished: { $exists: true } } },
       { key: { unpublished: 1 }, name: 'outbox_ids', partialFilterExpression: { unpublished: { $exists: true } } },
+      { key: { position: 1 }, name: 'log_position' },
     ]);
     try {
       await this.counters.updateOne({ _id: POSITION_COUNTER }, { $setOnInsert: { value: 0 } }, { upsert: true });
@@ -260,6 +261,44 @@ export class MongoEventStore implements EventStore {
       after = page.at(-1)?.position;
     }
     return out;
+  }
+
+  async readLog({ after, limit }: { after: number; limit: number }): Promise<StoredEvent[]> {
+    await this.indexed;
+    const out: StoredEvent[] = [];
+    /** Takes the page's events after `after`; true once `limit` is reached. */
+    const take = async (page: readonly CommitDoc[]): Promise<boolean> => {
+      const tombstones = await this.latestTombstones([...new Set(page.map((c) => c.stream))]);
+      for (const commit of page) {
+        const erasedBelow = tombstones.get(commit.stream);
+        if (erasedBelow !== undefined && commit.version < erasedBelow) {
+          // An erasure that did not finish; its earlier events must not leave the store.
+          if (commit.events) await this.stripBelow(commit.stream, erasedBelow);
+          continue;
+        }
+        for (const event of storedEvents(commit)) {
+          if (event.position <= after || !event.meta.subject) continue;
+          out.push(event);
+          if (out.length >= limit) return true;
+        }
+      }
+      return false;
+    };
+    if (limit < 1) return out;
+    // The commit holding position `after` may hold later events too; then come the commits after it.
+    const holding = await this.commits.findOne({ position: { $lte: after } }, { sort: { position: -1 } });
+    if (holding && (await take([holding]))) return out;
+    const pageSize = Math.min(limit, 500);
+    for (let from = after; ; ) {
+      const page = await this.commits.find({ position: { $gt: from } }, { sort: { position: 1 }, limit: pageSize }).toArray();
+      if ((await take(page)) || page.length < pageSize) return out;
+      from = page.at(-1)!.position;
+    }
+  }
+
+  async headPosition(): Promise<number> {
+    await this.indexed;
+    return (await this.counters.findOne({ _id: POSITION_COUNTER }))?.value ?? 0;
   }
 
   /** The version of each stream's latest tombstone, for those streams that have one. */

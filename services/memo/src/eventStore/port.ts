@@ -68,5 +68,12 @@ export interface EventStore {
   /** Events with a subject not yet marked published, by position; `olderThan` (ISO) skips fresh ones. */
   readUnpublished(options: { limit: number; olderThan?: string }): Promise<StoredEvent[]>;
   markPublished(eventIds: readonly string[]): Promise<void>;
+  /**
+   * The log for replays (re-indexing): events with a subject, published or not, by position after
+   * `after`, at most `limit`. An erased memo shows its tombstone only.
+   */
+  readLog(options: { after: number; limit: number }): Promise<StoredEvent[]>;
+  /** The highest position handed out so far (0 for an empty store): how far a replay has to go. */
+  headPosition(): Promise<number>;
   close(): Promise<void>;
 }

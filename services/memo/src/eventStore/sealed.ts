@@ -68,6 +68,14 @@ export class SealedEventStore implements EventStore {
     return this.inner.markPublished(eventIds);
   }
 
+  readLog(options: { after: number; limit: number }): Promise<StoredEvent[]> {
+    return this.inner.readLog(options);
+  }
+
+  headPosition(): Promise<number> {
+    return this.inner.headPosition();
+  }
+
   close(): Promise<void> {
     return this.inner.close();
   }

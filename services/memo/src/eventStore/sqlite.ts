@@ -82,6 +82,9 @@ export class SqliteEventStore implements EventStore {
         'SELECT * FROM events WHERE published = 0 AND subject IS NOT NULL AND occurred_at < ? ORDER BY position LIMIT ?',
       ),
       markPublished: this.db.prepare<[string]>('UPDATE events SET published = 1 WHERE id = ?'),
+      log: this.db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE position > ? AND subject IS NOT NULL ORDER BY position LIMIT ?'),
+      // AUTOINCREMENT keeps the highest position ever handed out, also after its row was erased.
+      head: this.db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'events'"),
     };
   }
 
@@ -133,6 +136,14 @@ export class SqliteEventStore implements EventStore {
   async readUnpublished({ limit, olderThan }: { limit: number; olderThan?: string }): Promise<StoredEvent[]> {
     const rows = olderThan ? this.stmts.unpublishedBefore.all(olderThan, limit) : this.stmts.unpublished.all(limit);
     return rows.map(toStored);
+  }
+
+  async readLog({ after, limit }: { after: number; limit: number }): Promise<StoredEvent[]> {
+    return this.stmts.log.all(after, limit).map(toStored);
+  }
+
+  async headPosition(): Promise<number> {
+    return this.stmts.head.get()?.seq ?? 0;
   }
 
   async markPublished(eventIds: readonly string[]): Promise<void> {
