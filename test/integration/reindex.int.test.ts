@@ -2,11 +2,12 @@
  * Re-indexing to another model replays the event log into the new model while the old one serves,
  * keeps memos written meanwhile, switches atomically, then drops the old model's vectors.
  */
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Memo, SearchResultItem } from '@memex/contracts';
+import { loadIndexerConfig, startIndexerService, type IndexerService } from '@memex/indexer';
 import { IndexStateStore } from '@memex/runtime';
 import { eventually, tempDir } from '@memex/testing';
 import { REPO_ROOT } from '../support/paths';
@@ -22,7 +23,7 @@ describe('re-index to another embedding model', () => {
     mkdirSync(models.path, { recursive: true });
     symlinkSync(join(REPO_ROOT, 'models', 'memex-glove-100d'), join(models.path, 'memex-glove-100d'));
     symlinkSync(join(REPO_ROOT, 'models', 'memex-glove-100d'), join(models.path, 'glove-alias'));
-    stack = await startStack({ env: { MEMEX_MODELS_DIR: models.path, MEMEX_RATE_LIMIT: '0' } });
+    stack = await startStack({ extractor: true, env: { MEMEX_MODELS_DIR: models.path, MEMEX_RATE_LIMIT: '0' } });
   }, 60_000);
   afterAll(async () => {
     await stack?.stop();
@@ -104,4 +105,66 @@ describe('re-index to another embedding model', () => {
     await eventually(async () => (await store.read()).state?.reindex === undefined, 15_000, 100);
     expect((await store.read()).state?.activeModel).toBe(active);
   }, 60_000);
+});
+
+describe('rebuild of a lost index', () => {
+  let stack: Stack;
+  let indexer: IndexerService | undefined;
+  beforeAll(async () => {
+    stack = await startStack({ indexer: false, extractor: true, env: { MEMEX_RATE_LIMIT: '0' } });
+    indexer = await startIndexerService(loadIndexerConfig(stack.env), { instance: 'first' });
+  }, 60_000);
+  afterAll(async () => {
+    await indexer?.stop();
+    await stack?.stop();
+  });
+
+  it('replays the memo event log into the index it serves: catalog, chunks, erasures', async () => {
+    const { key } = await stack.project();
+    const headers = { authorization: `Bearer ${key}` };
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const res = await stack.app.inject({
+        method: 'POST',
+        url: '/api/v1/memo',
+        headers,
+        payload: { title: `Survey ${i}`, content: `Tide gauge survey ${i} of the estuary mudflats and salt marsh.`, tags: [i % 2 ? 'odd' : 'even'] },
+      });
+      ids.push(res.json().memo_uuid as string);
+    }
+    for (const id of ids) {
+      await eventually(async () => !((await stack.app.inject({ method: 'GET', url: `/api/v1/memo/${id}`, headers })).json() as Memo).pending, 20_000);
+    }
+    const erased = ids.pop()!;
+    expect((await stack.app.inject({ method: 'DELETE', url: `/api/v1/memo/${erased}`, headers })).statusCode).toBe(204);
+    const search = async (filters?: unknown) => {
+      const res = await stack.app.inject({
+        method: 'POST',
+        url: '/api/v1/search',
+        headers,
+        payload: { query: 'tide gauge estuary survey', search_method: 'chunk_vector_search', limit: 50, ...(filters ? { filters } : {}) },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      return [...new Set((res.json().results as SearchResultItem[]).map((h) => h.memo_uuid))].sort();
+    };
+    await eventually(async () => (await search()).length === ids.length, 20_000);
+
+    // The index is lost: the indexer's files are gone.
+    await indexer!.stop();
+    indexer = undefined;
+    rmSync(join(stack.dataDir, 'indexer'), { recursive: true, force: true });
+    indexer = await startIndexerService(loadIndexerConfig(stack.env), { instance: 'second' });
+    expect(await search()).toEqual([]);
+
+    const cli = await runTs('packages/cli/src/main.ts', ['reindex', '--rebuild', '--wait'], stack.env);
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toMatch(/rebuild of the memex-glove-100d index requested/);
+    expect(cli.stdout).toMatch(/done: the index now serves memex-glove-100d/);
+    expect(await search()).toEqual([...ids].sort());
+    // The catalog came back too: filters work, and the erased memo stays erased.
+    const odd = await search([{ field: 'tags', operator: 'in', value: ['odd'], filter_type: 'native_field' }]);
+    expect(odd).toEqual(ids.filter((_, i) => i % 2 === 1).sort());
+    expect(await search()).not.toContain(erased);
+    expect((await IndexStateStore.open(stack.nc).then((s) => s.read())).state).toEqual({ activeModel: 'memex-glove-100d' });
+  }, 120_000);
 });

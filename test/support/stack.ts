@@ -1,12 +1,14 @@
 /**
  * The whole stack in one test process, over a private nats-server: memo, indexer, agent and the
- * gateway app (driven with `inject`, no socket). For tests that need every service but not HTTPS.
+ * gateway app (driven with `inject`, no socket), the extractor when asked. For tests that need
+ * every service but not HTTPS.
  */
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { loadAgentConfig, startAgentService, type AgentOverrides, type AgentService } from '@memex/agent';
+import { loadExtractorConfig, startExtractorService } from '@memex/extractor';
 import { buildGateway, loadGatewayConfig } from '@memex/gateway';
 import { RateLimiter } from '@memex/gateway/rateLimit/limiter';
 import { loadIndexerConfig, startIndexerService, type IndexerService } from '@memex/indexer';
@@ -40,6 +42,11 @@ export interface StackOptions {
   indexer?: boolean;
   /** Extra nats-server arguments (e.g. `-c file` for a smaller max_payload). */
   natsArgs?: string[];
+  /**
+   * Start the extractor too: every durable consumer of the memo events then runs, so the bus lets
+   * each message go once all have it (interest retention), as in a whole deployment.
+   */
+  extractor?: boolean;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -56,6 +63,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const memo = await startMemoService(loadMemoConfig(env), { logger });
   const indexer = options.indexer === false ? undefined : await startIndexerService(loadIndexerConfig(env), { logger });
   const agent = await startAgentService(loadAgentConfig(env), { logger, ...options.agent });
+  const extractor = options.extractor ? await startExtractorService(loadExtractorConfig(env), { logger }) : undefined;
   const nc = await connectNats({ url: nats.url, name: 'stack-test' });
   const directory = await Directory.open(nc);
   const credentials = await DirectoryCache.start(directory, logger);
@@ -95,6 +103,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await app.close();
       credentials.stop();
       await nc.close();
+      await extractor?.stop();
       await agent.stop();
       await indexer?.stop();
       await memo.stop();

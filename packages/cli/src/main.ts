@@ -25,6 +25,7 @@ MEMEX_DATA_DIR (default ./data), named in data/nats.url; else nats://127.0.0.1:4
   token create --org ID [--json]                create an organization token
   token revoke --token T                        revoke an organization token
   reindex --model ID [--wait]                   rebuild the search index with another embedding model
+  reindex --rebuild [--wait]                    replay the memo event log into the index (after losing or restoring it)
   reindex --status                              show which model the index serves, and any re-index
 
 API (MEMEX_URL, default https://localhost:8443; MEMEX_API_KEY or --key):

@@ -106,7 +106,17 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
   // Declared before the state watch below, whose first callback may come at once.
   const ingests = config.INDEXER_ROLE !== 'search';
   const searches = config.INDEXER_ROLE !== 'ingest';
-  const reindexer = new Reindexer({ js, jsm, index, models, store: stateStore, chunking, content, instance, logger });
+  const reindexer = new Reindexer({
+    nc,
+    index,
+    applyCatalogs: (events) => processor.applyCatalogs(events),
+    models,
+    store: stateStore,
+    chunking,
+    content,
+    instance,
+    logger,
+  });
 
   const stopWatch = await stateStore.watch((next) => {
     void models

@@ -16,7 +16,9 @@ export interface IndexState {
     requestedAt: string;
     owner?: string;
     heartbeatAt?: string;
-    /** Memo events replayed so far, and how many the log held when the replay began. */
+    /** Replays the log into the active model itself (`model` is the active one): catalog and chunks. */
+    rebuild?: boolean;
+    /** How far the replay is in the memo event log (a position), and where the log ended when it began. */
     replayed?: number;
     total?: number;
   };

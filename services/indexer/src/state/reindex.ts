@@ -1,6 +1,6 @@
-import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { Streams, startsContentRevision, type ContentRef } from '@memex/contracts';
-import { decodeMemoEvent, isKeyErased, openEvent, type ContentStore, type IndexState, type IndexStateStore, type Logger } from '@memex/runtime';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { Subjects, startsContentRevision, type ContentRef, type MemoEventMessage, type MemoLogReply, type MemoLogRequest } from '@memex/contracts';
+import { isKeyErased, openEvent, query, type ContentStore, type IndexState, type IndexStateStore, type Logger } from '@memex/runtime';
 import type { ChunkOptions } from '@memex/text';
 import { chunkMemo, embedChunks } from '../processing/chunks';
 import { readContent } from '../processing/processor';
@@ -12,11 +12,15 @@ import type { ModelSet } from './models';
 export const REINDEX_OWNER_TIMEOUT_MS = 30_000;
 const HEARTBEAT_MS = 5_000;
 const SWITCH_GRACE_MS = 3_000;
+/** Events asked for per page of the memo event log (a page also stops short of `max_payload`). */
+const REPLAY_PAGE = 256;
 
 export interface ReindexerDeps {
-  js: JetStreamClient;
-  jsm: JetStreamManager;
+  /** Asks the memo service for its event log (`Subjects.query.memoLog`). */
+  nc: NatsConnection;
   index: SearchIndex;
+  /** Brings the catalog up to the replayed events (the catalog consumer's own update). */
+  applyCatalogs: (events: readonly MemoEventMessage[]) => Promise<void>;
   models: ModelSet;
   store: IndexStateStore;
   chunking: ChunkOptions;
@@ -27,10 +31,14 @@ export interface ReindexerDeps {
 }
 
 /**
- * Rebuilds the index under a new model by replaying the memo event log (the bus keeps it whole),
- * while the old model keeps serving. One instance owns the job; when its replay reaches the end of
- * the log it switches the active model in one compare-and-set and drops the old model's chunks.
- * Meanwhile every instance writes new chunks under both models, so nothing slips past the switch.
+ * Rebuilds the index under a new model by replaying the memo event log, which the memo service
+ * serves in pages from its event store (the bus only carries events in flight), while the old model
+ * keeps serving. One instance owns the job; when its replay reaches where the log ended as it began,
+ * it switches the active model in one compare-and-set and drops the old model's chunks. Meanwhile
+ * every instance writes new chunks under both models, so nothing slips past the switch.
+ *
+ * A rebuild (`reindex.rebuild`, the job's model the active one) replays into the active model
+ * itself, catalog and chunks: how an index lost or restored from an older backup is made whole.
  */
 export class Reindexer {
   private running: Promise<void> | undefined;
@@ -46,9 +54,11 @@ export class Reindexer {
   async consider(state: IndexState | undefined): Promise<void> {
     const job = state?.reindex;
     if (!job || this.running || this.stopped) return;
-    if (job.model === state.activeModel) {
+    if (job.model === state.activeModel && !job.rebuild) {
       // Nothing to rebuild: the index already serves that model. Done at once, so it never waits forever.
-      await this.deps.store.update((s) => (s?.reindex?.model === s?.activeModel && s?.reindex ? { activeModel: s.activeModel } : undefined));
+      await this.deps.store.update((s) =>
+        s?.reindex?.model === s?.activeModel && s?.reindex && !s.reindex.rebuild ? { activeModel: s.activeModel } : undefined,
+      );
       this.deps.logger.info({ model: job.model }, 're-index to the active model: nothing to do');
       return;
     }
@@ -68,7 +78,8 @@ export class Reindexer {
   }
 
   private async run(model: string, previous: string): Promise<void> {
-    const { js, jsm, index, models, store, chunking, logger, instance } = this.deps;
+    const { nc, index, applyCatalogs, models, store, chunking, logger, instance } = this.deps;
+    const rebuild = model === previous;
     let embedder: Embedder;
     try {
       ({ embedder } = await models.forModel(model));
@@ -83,9 +94,13 @@ export class Reindexer {
       );
       return;
     }
-    const total = (await jsm.streams.info(Streams.memoEvents)).state.last_seq;
+    const page = (after: number) =>
+      query<MemoLogRequest, MemoLogReply>(nc, Subjects.query.memoLog, { after, limit: REPLAY_PAGE }, { timeoutMs: 30_000 });
+    let next = await page(0);
+    // The log as far as it went when the replay began; what comes after reaches every instance live.
+    const total = next.head;
     let replayed = 0;
-    logger.info({ model, previous, total }, 're-index started: replaying the memo event log');
+    logger.info({ model, previous, total, rebuild }, 're-index started: replaying the memo event log');
     // The model loaded and the replay starts: the CLI reports the job as accepted from here.
     await store.update((s) =>
       s?.reindex?.model === model && s.reindex.owner === instance ? { ...s, reindex: { ...s.reindex, replayed, total } } : undefined,
@@ -100,53 +115,47 @@ export class Reindexer {
         .catch((error: unknown) => logger.warn({ err: error }, 're-index heartbeat failed'));
     }, HEARTBEAT_MS);
     try {
-      if (total > 0) {
-        const consumer = await js.consumers.get(Streams.memoEvents, { deliver_policy: DeliverPolicy.All });
-        const messages = await consumer.consume({ max_messages: 256 });
-        for await (const msg of messages) {
-          // close() without awaiting: its promise settles with the iterator, which we are leaving.
-          if (this.stopped) {
-            void messages.close();
-            return;
-          }
-          replayed += 1;
-          const sealedEvent = decodeMemoEvent(msg.data, msg.headers);
-          if (sealedEvent.type === 'MemoCreated' || sealedEvent.type === 'MemoContentChanged') {
-            // An erased memo's events no longer open: nothing to index.
-            const opened = await openEvent(this.deps.content.keyring, sealedEvent).catch((error: unknown) => {
-              if (isKeyErased(error)) return undefined;
-              throw error;
-            });
-            // An upload's empty first revision waits for its extracted text.
-            const event = opened && startsContentRevision(opened) ? opened : undefined;
-            const { memoId, projectId, revision, content: ref } = (event?.data ?? {}) as {
-              memoId: string;
-              projectId: string;
-              revision: number;
-              content: ContentRef;
-            };
-            const entry = event ? await index.getCatalog(memoId) : undefined;
-            // Only the revision the catalog holds now is worth embedding; older ones are dropped anyway.
-            const content = event && (!entry || (entry.memo !== null && entry.memo.revision === revision))
-              ? await readContent(this.deps.content, projectId, memoId, ref)
-              : undefined;
-            if (event && content !== undefined) {
-              const chunks = chunkMemo(memoId, revision, content, chunking);
-              const title = entry?.memo?.title ?? event.memo?.title ?? '';
-              await index.putChunks(model, { memoId, projectId, revision }, await embedChunks(embedder, title, chunks));
-            }
-          }
-          if (msg.info.pending === 0 || msg.seq >= total) {
-            void messages.close();
-            break;
-          }
+      while (next.events.length > 0) {
+        if (this.stopped) return;
+        const opened: MemoEventMessage[] = [];
+        for (const { message } of next.events) {
+          // An erased memo's events no longer open: nothing to index (its tombstone follows).
+          const event = await openEvent(this.deps.content.keyring, message).catch((error: unknown) => {
+            if (isKeyErased(error)) return undefined;
+            throw error;
+          });
+          if (event) opened.push(event);
         }
+        // The catalog first (version-guarded, so a no-op where it is current): a rebuild starts from none.
+        await applyCatalogs(opened);
+        for (const event of opened) {
+          // An upload's empty first revision waits for its extracted text.
+          if (!startsContentRevision(event)) continue;
+          const { memoId, projectId, revision, content: ref } = event.data as { memoId: string; projectId: string; revision: number; content: ContentRef };
+          const entry = await index.getCatalog(memoId);
+          // Only the revision the catalog holds now is worth embedding; older ones are dropped anyway.
+          if (entry && (entry.memo === null || entry.memo.revision !== revision)) continue;
+          const content = await readContent(this.deps.content, projectId, memoId, ref);
+          if (content === undefined) continue;
+          const chunks = chunkMemo(memoId, revision, content, chunking);
+          const title = entry?.memo?.title ?? event.memo?.title ?? '';
+          await index.putChunks(model, { memoId, projectId, revision }, await embedChunks(embedder, title, chunks));
+        }
+        const reached = next.events.at(-1)!.position;
+        replayed = Math.min(reached, total);
+        if (reached >= total) break;
+        next = await page(reached);
       }
+      replayed = total;
       const switched = await store.update((s) =>
         s?.reindex?.model === model && s.reindex.owner === instance ? { activeModel: model } : undefined,
       );
       if (switched?.activeModel !== model) {
         logger.warn({ model }, 're-index finished but the job changed meanwhile; not switching');
+        return;
+      }
+      if (rebuild) {
+        logger.info({ model, replayed }, 'rebuild complete');
         return;
       }
       logger.info({ model, previous, replayed }, 're-index complete: switched the active model');
