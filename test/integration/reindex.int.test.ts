@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Memo, SearchResultItem } from '@memex/contracts';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { loadIndexerConfig, startIndexerService, type IndexerService } from '@memex/indexer';
+import { Streams } from '@memex/contracts';
 import { IndexStateStore } from '@memex/runtime';
 import { eventually, tempDir } from '@memex/testing';
 import { REPO_ROOT } from '../support/paths';
@@ -46,6 +48,9 @@ describe('re-index to another embedding model', () => {
       eventually(async () => !((await stack.app.inject({ method: 'GET', url: `/api/v1/memo/${id}`, headers })).json() as Memo).pending, 20_000);
     const before = await Promise.all(Array.from({ length: 30 }, (_, i) => create(i)));
     for (const id of before) await processed(id);
+    // The bus kept nothing once every consumer had its messages: the replay reads the memo service's log.
+    const jsm = await jetstreamManager(stack.nc);
+    await eventually(async () => (await jsm.streams.info(Streams.memoEvents)).state.messages === 0, 20_000);
 
     const cli = await runTs('packages/cli/src/main.ts', ['reindex', '--model', 'glove-alias'], stack.env);
     expect(cli.code, cli.stderr).toBe(0);
@@ -148,8 +153,10 @@ describe('rebuild of a lost index', () => {
       return [...new Set((res.json().results as SearchResultItem[]).map((h) => h.memo_uuid))].sort();
     };
     await eventually(async () => (await search()).length === ids.length, 20_000);
+    const jsm = await jetstreamManager(stack.nc);
+    await eventually(async () => (await jsm.streams.info(Streams.memoEvents)).state.messages === 0, 20_000);
 
-    // The index is lost: the indexer's files are gone.
+    // The index is lost: the indexer's files are gone, and the bus holds no copy of the log.
     await indexer!.stop();
     indexer = undefined;
     rmSync(join(stack.dataDir, 'indexer'), { recursive: true, force: true });

@@ -18,7 +18,11 @@ function token(value: string, what: string): string {
 export const Streams = {
   /** Commands to the memo service: a work queue, each command taken by one memo instance once. */
   memoCommands: 'MEMO_COMMANDS',
-  /** Memo events: the bus copy of the memo event store, one subject per memo, kept (limits retention). */
+  /**
+   * Memo events on their way to the consumers, one subject per memo (interest retention: a message
+   * goes once every durable consumer has acknowledged it). The memo service's event store keeps the
+   * log; replays read it there (`Subjects.query.memoLog`).
+   */
   memoEvents: 'MEMO_EVENTS',
   /** Messages a consumer gave up on after its redelivery budget. */
   deadLetters: 'DEAD_LETTERS',
@@ -66,7 +70,7 @@ export const Subjects = {
     memoHistory: `${ROOT}.q.memo.history`,
     /** Where a memo's original file is (its `MemoFile`), for the download route. */
     memoFile: `${ROOT}.q.memo.file`,
-    /** The memo event log in pages, for replays (re-indexing): read from the memo service's event store. */
+    /** The memo event log in pages, for replays (re-indexing): the bus only carries events in flight. */
     memoLog: `${ROOT}.q.memo.log`,
     indexSearch: `${ROOT}.q.index.search`,
     indexStatus: `${ROOT}.q.index.status`,

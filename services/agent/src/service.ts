@@ -48,7 +48,7 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
   const metrics = new Metrics();
   const nc = await connectNats({ url: config.NATS_URL, name: `memex-agent-${instance}`, logger, auth: config });
   const jsm = await jetstreamManager(nc);
-  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config) });
+  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config), logger });
   const js = jetstream(nc);
   const llm = overrides.llm ?? (await openLlm(config));
   const commands = new CommandClient(nc, js, 30_000);

@@ -51,7 +51,7 @@ export async function startExtractorService(config: ExtractorConfig, overrides: 
   const metrics = new Metrics();
   const nc = await connectNats({ url: config.NATS_URL, name: `memex-extractor-${instance}`, logger, auth: config });
   const jsm = await jetstreamManager(nc);
-  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config) });
+  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config), logger });
   const js = jetstream(nc);
   const blobs = await openBlobStore(nc, config);
   const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS, deflate: config.MEMEX_SEAL_DEFLATE });

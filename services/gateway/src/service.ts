@@ -41,7 +41,7 @@ export async function startGateway(config: GatewayConfig, overrides: { logger?: 
 
   const nc = await connectNats({ url: config.NATS_URL, name: `memex-gateway-${instance}`, logger, auth: config });
   const jsm = await jetstreamManager(nc);
-  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config) });
+  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config), logger });
   const directory = await Directory.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
   const credentials = await DirectoryCache.start(directory, logger);
   const commands = new CommandClient(nc, jetstream(nc), config.MEMEX_COMMAND_TIMEOUT_MS);

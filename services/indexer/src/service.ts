@@ -47,7 +47,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
   const metrics = new Metrics();
   const nc = await connectNats({ url: config.NATS_URL, name: `memex-indexer-${instance}`, logger, auth: config });
   const jsm = await jetstreamManager(nc);
-  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config) });
+  await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config), logger });
   const js = jetstream(nc);
 
   const index = await openSearchIndex(config, logger);

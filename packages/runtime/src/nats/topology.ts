@@ -10,6 +10,7 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/nats-core';
 import { Consumers, Streams, Subjects, type ConsumerName } from '@memex/contracts';
+import type { Logger } from '../logger';
 
 const MINUTE = 60_000;
 
@@ -17,6 +18,8 @@ export interface TopologyOptions {
   /** JetStream replicas per stream: 1 on one server, 3 in a cluster. */
   replicas?: number;
   retry?: RetryOverrides;
+  /** Told when a stream keeps an older definition the server will not change (see `ensureTopology`). */
+  logger?: Pick<Logger, 'warn'>;
 }
 
 /** Operator overrides of the retry policy (MEMEX_RETRY_LIMIT, MEMEX_RETRY_BACKOFF_MS). */
@@ -71,11 +74,12 @@ function streamConfigs(replicas: number): (Partial<StreamConfig> & { name: strin
     {
       name: Streams.memoEvents,
       subjects: [Subjects.memoEventsAll],
-      retention: RetentionPolicy.Limits,
+      // A message goes once every durable consumer has acknowledged it: the log lives in the memo
+      // service's event store, which replays read (Subjects.query.memoLog), so the bus keeps no copy.
+      retention: RetentionPolicy.Interest,
       storage: StorageType.File,
       num_replicas: replicas,
       duplicate_window: nanos(2 * MINUTE),
-      // The bus copy of the event log is kept whole: re-indexing replays it.
       max_age: 0,
       max_msgs: -1,
       max_bytes: -1,
@@ -125,14 +129,28 @@ function isNotFound(error: unknown): boolean {
  * Creates or updates every stream and durable consumer Memex uses. Idempotent; every service calls
  * it at start so any one of them can come up first.
  */
-export async function ensureTopology(jsm: JetStreamManager, { replicas = 1, retry = {} }: TopologyOptions = {}): Promise<void> {
+export async function ensureTopology(jsm: JetStreamManager, { replicas = 1, retry = {}, logger }: TopologyOptions = {}): Promise<void> {
   for (const config of streamConfigs(replicas)) {
+    let existing: StreamConfig;
     try {
-      await jsm.streams.info(config.name);
-      await jsm.streams.update(config.name, config);
+      existing = (await jsm.streams.info(config.name)).config;
     } catch (error) {
       if (!isNotFound(error)) throw error;
       await jsm.streams.add(config);
+      continue;
+    }
+    try {
+      await jsm.streams.update(config.name, config);
+    } catch (error) {
+      // NATS before 2.10 cannot change a stream's retention: a stream made by an older Memex keeps
+      // limits retention (and its copy of the log) there; everything else is brought up to date.
+      if (config.retention === existing.retention || !/retention/i.test(String((error as Error)?.message))) throw error;
+      const kept: Partial<StreamConfig> = { ...config, retention: existing.retention };
+      await jsm.streams.update(config.name, kept);
+      logger?.warn(
+        { stream: config.name, retention: existing.retention, wanted: config.retention },
+        'this NATS server cannot change the stream\'s retention; it keeps its old one (NATS ≥ 2.10 changes it, see docs/operations.md)',
+      );
     }
   }
   for (const { stream, config } of consumerConfigs(retry)) {
