@@ -11,7 +11,7 @@
  *   pnpm build                 every bundle
  *   pnpm build gateway cli     some of them
  */
-import { cpSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { build, stop, type Plugin } from 'esbuild';
 import { BUNDLES, REPO_ROOT } from './services';
@@ -119,7 +119,44 @@ export async function bundleInPlace(outDir: string, entries: readonly { name: st
   return entries.map(({ name }) => join(outDir, `${name}.mjs`));
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+/** Where `pnpm start` runs its own compiled script from (one level below the root, as the source is). */
+export const START_SCRIPT_BUNDLE = join(REPO_ROOT, 'dist', 'start.mjs');
+
+/**
+ * Compiles `pnpm start`'s own script (scripts/start.ts) to dist/start.mjs, so the supervisor of a
+ * running stack is plain node too: under tsx it kept a loader thread and an esbuild process (~50 MiB
+ * of the idle stack). Written under a temporary name and renamed: starts running at once never see
+ * half a file.
+ */
+export async function bundleStartScript(): Promise<string> {
+  const dir = join(REPO_ROOT, 'dist');
+  mkdirSync(dir, { recursive: true });
+  const temporary = join(dir, `.start-${process.pid}-${Date.now()}.mjs`);
+  try {
+    await build({
+      entryPoints: [join(REPO_ROOT, 'scripts', 'start.ts')],
+      outfile: temporary,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      conditions: ['import', 'node', 'default'],
+      plugins: [thirdPartyInPlace],
+      legalComments: 'none',
+      logLevel: 'warning',
+      banner: { js: '// Built by pnpm start (deploy/bundle.ts bundleStartScript) for this checkout only; do not edit or ship.' },
+    });
+    renameSync(temporary, START_SCRIPT_BUNDLE);
+  } finally {
+    rmSync(temporary, { force: true });
+    await stop();
+  }
+  return START_SCRIPT_BUNDLE;
+}
+
+// `pnpm build` runs this file; pnpm start's compiled script carries this module too, where
+// import.meta.url is that script's, so the file's own name decides.
+if (import.meta.url === `file://${process.argv[1]}` && import.meta.url.endsWith('/deploy/bundle.ts')) {
   const results = await bundle(process.argv.slice(2));
   for (const r of results) console.log(`dist/${r.name}.mjs  ${(r.bytes / 1024).toFixed(0)} KiB  ${r.ms} ms`);
 }

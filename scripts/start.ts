@@ -19,7 +19,8 @@
  * as when a machine is lost). Files made under the data dir are private to the user (umask 077).
  *
  * The services run as JavaScript compiled from the sources at each start (deploy/bundle.ts
- * bundleInPlace, about a second), with plain node: no TypeScript loader in every process. Set
+ * bundleInPlace, about a second), with plain node: no TypeScript loader in every process; so does
+ * this script under `pnpm start` (compiled to dist/start.mjs first, scripts/compile-start.ts). Set
  * MEMEX_FROM_SOURCE=1 to run the TypeScript sources through tsx instead. MEMEX_NODE_FLAGS adds node
  * flags to every service process (space-separated, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, which
  * NODE_OPTIONS refuses).

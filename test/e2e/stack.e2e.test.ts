@@ -1,7 +1,8 @@
 /**
- * The whole stack as a user runs it: `scripts/start.ts` (separate processes, its own nats-server),
- * the `memex` CLI for a key, and HTTPS calls that verify the self-signed certificate. What is
- * particular to `pnpm start` is here; the API itself is tested end to end in api.e2e.test.ts.
+ * The whole stack as a user runs it: `pnpm start`'s script, compiled and run with plain node
+ * (separate processes, its own nats-server), the `memex` CLI for a key, and HTTPS calls that verify
+ * the self-signed certificate. What is particular to `pnpm start` is here; the API itself is tested
+ * end to end in api.e2e.test.ts.
  */
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, freePort, tempDir, waitForPort } from '@memex/testing';
 import { httpsJson } from '../support/https';
-import { exited, runTs, spawnTs } from '../support/processes';
+import { exited, runTs, spawnStart } from '../support/processes';
 
 describe('the stack over HTTPS, started as a user starts it', () => {
   let stack: ChildProcess;
@@ -28,7 +29,7 @@ describe('the stack over HTTPS, started as a user starts it', () => {
     port = await freePort();
     natsPort = await freePort();
     env = { MEMEX_PORT: String(port), MEMEX_DATA_DIR: dir.path, NATS_URL: `nats://127.0.0.1:${natsPort}`, LOG_LEVEL: 'warn' };
-    stack = spawnTs('scripts/start.ts', [], env);
+    stack = await spawnStart([], env);
     stack.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     stack.stderr!.on('data', (d: Buffer) => (output += d.toString()));
     await eventually(() => output.includes('[memex] ready'), 90_000, 200).catch((error: unknown) => {

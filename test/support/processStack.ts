@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { join } from 'node:path';
 import { eventually, freePort, tempDir } from '@memex/testing';
-import { exited, runTs, spawnTs } from './processes';
+import { exited, runTs, spawnStart } from './processes';
 
 export interface ProcessStack {
   base: string;
@@ -34,7 +34,7 @@ export async function startProcessStack(env: Record<string, string> = {}, args: 
   const natsPort = await freePort();
   const natsUrl = `nats://127.0.0.1:${natsPort}`;
   const fullEnv = { MEMEX_PORT: String(port), MEMEX_DATA_DIR: dir.path, NATS_URL: natsUrl, LOG_LEVEL: 'warn', ...env };
-  const child = spawnTs('scripts/start.ts', args, fullEnv);
+  const child = await spawnStart(args, fullEnv);
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));

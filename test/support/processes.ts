@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { bundleStartScript } from '../../deploy/bundle';
 import { REPO_ROOT } from './paths';
 
-/** Runs a TypeScript entry point of the repo with tsx, as `pnpm start` does. */
+/** Runs a TypeScript entry point of the repo with tsx. */
 export function spawnTs(entry: string, args: string[], env: Record<string, string>, options: { quiet?: boolean } = {}): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, entry), ...args], {
     cwd: REPO_ROOT,
@@ -11,6 +12,19 @@ export function spawnTs(entry: string, args: string[], env: Record<string, strin
   });
   // A test process that ends without stopping it (a failed hook, a timeout) asks it to stop too;
   // SIGTERM, so a stack it started shuts its own children down.
+  const stopOnExit = () => child.kill('SIGTERM');
+  process.once('exit', stopOnExit);
+  child.once('exit', () => process.off('exit', stopOnExit));
+  return child;
+}
+
+/**
+ * `pnpm start` as it runs: its script compiled to dist/start.mjs, run with plain node (see
+ * deploy/bundle.ts bundleStartScript), stopped as `spawnTs` children are.
+ */
+export async function spawnStart(args: string[], env: Record<string, string>): Promise<ChildProcess> {
+  const script = await bundleStartScript();
+  const child = spawn(process.execPath, [script, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const stopOnExit = () => child.kill('SIGTERM');
   process.once('exit', stopOnExit);
   child.once('exit', () => process.off('exit', stopOnExit));
