@@ -155,7 +155,7 @@ describeWithDocker('NATS JetStream in containers', () => {
       await servers.pop()!.stop();
       // A write caught in the leader elections that follow may time out (504); a client's retry with
       // the same Idempotency-Key lands it once. No 500, and nothing lost or doubled.
-      await memoSearchChatFlow(memex.api, key, { expectCitation: true, processingTimeoutMs: 90_000, retryWritesForMs: 30_000 });
+      await memoSearchChatFlow(memex.api, key, { expectCitation: true, processingTimeoutMs: 90_000, retryWritesForMs: 60_000 });
     });
   });
 });
