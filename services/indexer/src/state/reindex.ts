@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { Subjects, startsContentRevision, type ContentRef, type MemoEventMessage, type MemoLogReply, type MemoLogRequest } from '@memex/contracts';
 import { isKeyErased, openEvent, query, type ContentStore, type IndexState, type IndexStateStore, type Logger } from '@memex/runtime';
 import type { ChunkOptions } from '@memex/text';
-import { chunkMemo, embedChunks } from '../processing/chunks';
+import { chunkMemo, embedMemos } from '../processing/chunks';
 import { readContent } from '../processing/processor';
 import type { SearchIndex } from '../searchIndex/port';
 import type { Embedder } from '../embedding/embedder';
@@ -117,29 +117,36 @@ export class Reindexer {
     try {
       while (next.events.length > 0) {
         if (this.stopped) return;
-        const opened: MemoEventMessage[] = [];
-        for (const { message } of next.events) {
-          // An erased memo's events no longer open: nothing to index (its tombstone follows).
-          const event = await openEvent(this.deps.content.keyring, message).catch((error: unknown) => {
-            if (isKeyErased(error)) return undefined;
-            throw error;
-          });
-          if (event) opened.push(event);
-        }
+        const opened = (
+          await Promise.all(
+            next.events.map(({ message }) =>
+              // An erased memo's events no longer open: nothing to index (its tombstone follows).
+              openEvent(this.deps.content.keyring, message).catch((error: unknown) => {
+                if (isKeyErased(error)) return undefined;
+                throw error;
+              }),
+            ),
+          )
+        ).filter((event): event is MemoEventMessage => event !== undefined);
         // The catalog first (version-guarded, so a no-op where it is current): a rebuild starts from none.
         await applyCatalogs(opened);
-        for (const event of opened) {
-          // An upload's empty first revision waits for its extracted text.
-          if (!startsContentRevision(event)) continue;
-          const { memoId, projectId, revision, content: ref } = event.data as { memoId: string; projectId: string; revision: number; content: ContentRef };
-          const entry = await index.getCatalog(memoId);
-          // Only the revision the catalog holds now is worth embedding; older ones are dropped anyway.
-          if (entry && (entry.memo === null || entry.memo.revision !== revision)) continue;
-          const content = await readContent(this.deps.content, projectId, memoId, ref);
-          if (content === undefined) continue;
-          const chunks = chunkMemo(memoId, revision, content, chunking);
-          const title = entry?.memo?.title ?? event.memo?.title ?? '';
-          await index.putChunks(model, { memoId, projectId, revision }, await embedChunks(embedder, title, chunks));
+        // The page's content revisions that the catalog still holds, embedded in one call and written in one go.
+        const prepared = await Promise.all(
+          opened.filter((event) => startsContentRevision(event)).map(async (event) => {
+            const { memoId, projectId, revision, content: ref } = event.data as { memoId: string; projectId: string; revision: number; content: ContentRef };
+            const entry = await index.getCatalog(memoId);
+            // Only the revision the catalog holds now is worth embedding; older ones are dropped anyway.
+            if (entry && (entry.memo === null || entry.memo.revision !== revision)) return undefined;
+            const content = await readContent(this.deps.content, projectId, memoId, ref);
+            if (content === undefined) return undefined;
+            const title = entry?.memo?.title ?? event.memo?.title ?? '';
+            return { memo: { memoId, projectId, revision }, title, chunks: chunkMemo(memoId, revision, content, chunking) };
+          }),
+        );
+        const todo = prepared.filter((p) => p !== undefined);
+        if (todo.length > 0) {
+          const embedded = await embedMemos(embedder, todo);
+          await index.putChunksOfMemos(model, todo.map((p, i) => ({ memo: p.memo, chunks: embedded[i]! })));
         }
         const reached = next.events.at(-1)!.position;
         replayed = Math.min(reached, total);
