@@ -23,7 +23,7 @@ describe('SQLite event rows at rest', () => {
   const sealedLike = { memoId: 'm-1', projectId: 'p-1', sealed: randomBytes(1500).toString('base64') };
   const subject = 'memex.evt.memo.p-1.m-1';
 
-  it('keeps data deflated when that is smaller and the subject once, and reads both back whole', async () => {
+  it('keeps data deflated when that is smaller and no subject its data names, and reads both back whole', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
     const path = join(dir, 'memo.db');
     const store = new SqliteEventStore(path);
@@ -37,11 +37,21 @@ describe('SQLite event rows at rest', () => {
       expect(Buffer.isBuffer(row.data)).toBe(true);
       expect((row.data as Buffer).byteLength).toBeLessThan(0.85 * JSON.stringify(sealedLike).length);
       expect(JSON.parse(row.meta)).toEqual({ commandId: 'c-1' });
-      expect(row.subject).toBe(subject);
+      // The memo event subject of the data's ids: derived when read, not stored.
+      expect(row.subject).toBe('');
       const [read] = (await store.readStream(stream)).events;
       expect(read!.data).toEqual(sealedLike);
       expect(read!.meta).toEqual({ commandId: 'c-1', subject });
       expect((await store.readUnpublished({ limit: 10 }))[0]!.meta).toEqual({ commandId: 'c-1', subject });
+      expect((await store.readLog({ after: 0, limit: 10 }))[0]!.meta).toEqual({ commandId: 'c-1', subject });
+
+      // Any other subject is kept as it is.
+      const other = { id: randomUUID(), type: 'MemoCreated', data: sealedLike, meta: { subject: 'memex.evt.memo.p-2.m-1' }, occurredAt: new Date().toISOString() };
+      await store.appendToStream('memo-p-2-m-1', [other], { expectedVersion: 0 });
+      const db2 = new Database(path, { readonly: true });
+      expect((db2.prepare('SELECT subject FROM events WHERE stream = ?').get('memo-p-2-m-1') as { subject: string }).subject).toBe('memex.evt.memo.p-2.m-1');
+      db2.close();
+      expect((await store.readStream('memo-p-2-m-1')).events[0]!.meta.subject).toBe('memex.evt.memo.p-2.m-1');
     } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
@@ -57,9 +67,10 @@ describe('SQLite event rows at rest', () => {
       const event = { id: randomUUID(), type: 'MemoCreated', data: sealedLike, meta: { commandId: 'c-1', subject }, occurredAt: new Date().toISOString() };
       await store.appendToStream(stream, [event], { expectedVersion: 0 });
       const db = new Database(path, { readonly: true });
-      const row = db.prepare('SELECT data, meta FROM events WHERE stream = ?').get(stream) as { data: unknown; meta: string };
+      const row = db.prepare('SELECT data, meta, subject FROM events WHERE stream = ?').get(stream) as { data: unknown; meta: string; subject: string };
       db.close();
       expect(row.data).toBe(JSON.stringify(sealedLike));
+      expect(row.subject).toBe(subject);
       expect(JSON.parse(row.meta)).toEqual({ commandId: 'c-1', subject });
       expect((await store.readStream(stream)).events[0]!.data).toEqual(sealedLike);
     } finally {

@@ -1,4 +1,5 @@
 import { compressText, decompressText, groupCommit, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
+import { isSubjectToken, Subjects } from '@memex/contracts';
 import { VersionConflictError, type AppendResult, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent } from './port';
 
 interface EventRow {
@@ -23,22 +24,35 @@ CREATE TABLE IF NOT EXISTS events (
   data        TEXT NOT NULL, -- JSON, or its raw deflate as a BLOB (compressText)
   meta        TEXT NOT NULL, -- JSON; the subject only in its own column (rows written before: both)
   occurred_at TEXT NOT NULL,
-  subject     TEXT,
+  subject     TEXT, -- NULL: never published; '': the memo event subject of data's ids (derivedSubject)
   published   INTEGER NOT NULL DEFAULT 0,
   UNIQUE (stream, version)
 );
 CREATE INDEX IF NOT EXISTS events_outbox ON events (position) WHERE published = 0 AND subject IS NOT NULL;
 `;
 
+/**
+ * The bus subject of a memo event, named by the ids its data carries in clear (sealed events too);
+ * a row whose subject is that one stores '' instead: 88 bytes a row that say nothing new.
+ */
+function derivedSubject(data: unknown): string | undefined {
+  const { memoId, projectId } = (data ?? {}) as { memoId?: unknown; projectId?: unknown };
+  if (typeof memoId !== 'string' || typeof projectId !== 'string' || !isSubjectToken(memoId) || !isSubjectToken(projectId)) return undefined;
+  return Subjects.memoEvents(projectId, memoId);
+}
+
 function toStored(row: EventRow): StoredEvent {
+  const data = JSON.parse(decompressText(row.data)) as unknown;
+  const subject = row.subject === '' ? derivedSubject(data) : row.subject;
+  if (subject === undefined) throw new Error(`event ${row.id}: its subject is derived, but its data names no memo`);
   return {
     position: row.position,
     id: row.id,
     streamName: row.stream,
     version: row.version,
     type: row.type,
-    data: JSON.parse(decompressText(row.data)) as unknown,
-    meta: { ...(JSON.parse(row.meta) as StoredEvent['meta']), ...(row.subject === null ? {} : { subject: row.subject }) },
+    data,
+    meta: { ...(JSON.parse(row.meta) as StoredEvent['meta']), ...(subject === null ? {} : { subject }) },
     occurredAt: row.occurred_at,
   };
 }
@@ -101,6 +115,7 @@ export class SqliteEventStore implements EventStore {
         if (erase) this.stmts.erase.run(streamName);
         const stored: StoredEvent[] = [];
         let version = expectedVersion;
+        const compact = this.options.compact !== false;
         for (const e of events) {
           version += 1;
           const info = this.stmts.insert.run({
@@ -108,10 +123,10 @@ export class SqliteEventStore implements EventStore {
             stream: streamName,
             version,
             type: e.type,
-            data: this.options.compact === false ? JSON.stringify(e.data) : compressText(JSON.stringify(e.data)),
-            meta: JSON.stringify(this.options.compact === false ? e.meta : { ...e.meta, subject: undefined }),
+            data: compact ? compressText(JSON.stringify(e.data)) : JSON.stringify(e.data),
+            meta: JSON.stringify(compact ? { ...e.meta, subject: undefined } : e.meta),
             occurred_at: e.occurredAt,
-            subject: e.meta.subject ?? null,
+            subject: e.meta.subject === undefined ? null : compact && e.meta.subject === derivedSubject(e.data) ? '' : e.meta.subject,
           });
           stored.push({ ...e, streamName, version, position: Number(info.lastInsertRowid) });
         }
