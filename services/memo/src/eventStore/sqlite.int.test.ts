@@ -58,6 +58,31 @@ describe('SQLite event rows at rest', () => {
     }
   });
 
+  it('keeps a command id and a request id as 33 bytes, any other meta as JSON', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
+    const path = join(dir, 'memo.db');
+    const store = new SqliteEventStore(path);
+    try {
+      const metas = [
+        { commandId: randomUUID(), requestId: randomUUID(), subject },
+        { commandId: randomUUID(), subject },
+        { requestId: randomUUID() },
+        { commandId: randomUUID(), requestId: 'from-a-client-header' },
+        { commandId: randomUUID().toUpperCase() },
+      ];
+      const events = metas.map((meta) => ({ id: randomUUID(), type: 'MemoArchived', data: sealedLike, meta, occurredAt: new Date().toISOString() }));
+      await store.appendToStream('memo-meta', events, { expectedVersion: 0 });
+      expect((await store.readStream('memo-meta')).events.map((e) => e.meta)).toEqual(metas);
+      const db = new Database(path, { readonly: true });
+      const rows = db.prepare('SELECT meta FROM events WHERE stream = ? ORDER BY version').all('memo-meta') as { meta: string | Buffer }[];
+      db.close();
+      expect(rows.map((r) => (Buffer.isBuffer(r.meta) ? r.meta.byteLength : 'json'))).toEqual([33, 17, 17, 'json', 'json']);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('writes rows as earlier versions did with compact: false (for a rolling upgrade)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
     const path = join(dir, 'memo.db');

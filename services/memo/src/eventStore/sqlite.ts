@@ -1,6 +1,6 @@
 import { compressText, decompressText, groupCommit, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
 import { isSubjectToken, Subjects } from '@memex/contracts';
-import { VersionConflictError, type AppendResult, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent } from './port';
+import { VersionConflictError, type AppendResult, type EventMeta, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent } from './port';
 
 interface EventRow {
   position: number;
@@ -9,7 +9,7 @@ interface EventRow {
   version: number;
   type: string;
   data: string | Buffer;
-  meta: string;
+  meta: string | Buffer;
   occurred_at: string;
   subject: string | null;
 }
@@ -22,7 +22,7 @@ CREATE TABLE IF NOT EXISTS events (
   version     INTEGER NOT NULL,
   type        TEXT NOT NULL,
   data        TEXT NOT NULL, -- JSON, or its raw deflate as a BLOB (compressText)
-  meta        TEXT NOT NULL, -- JSON; the subject only in its own column (rows written before: both)
+  meta        TEXT NOT NULL, -- JSON, or its ids as bytes in a BLOB (packMeta); the subject only in its own column (rows written before: both)
   occurred_at TEXT NOT NULL,
   subject     TEXT, -- NULL: never published; '': the memo event subject of data's ids (derivedSubject)
   published   INTEGER NOT NULL DEFAULT 0,
@@ -41,6 +41,42 @@ function derivedSubject(data: unknown): string | undefined {
   return Subjects.memoEvents(projectId, memoId);
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const META_COMMAND = 1;
+const META_REQUEST = 2;
+
+/**
+ * Meta that is only a command id and a request id (what the memo service writes) as 1 + 16 + 16
+ * bytes: a flag byte saying which are there, then each uuid's bytes. 33 bytes for the 103 of its
+ * JSON; anything else stays JSON.
+ */
+function packMeta(meta: EventMeta): string | Buffer {
+  const { commandId, requestId, ...rest } = meta;
+  const json = JSON.stringify(meta);
+  if (Object.values(rest).some((v) => v !== undefined)) return json;
+  const ids = [commandId, requestId];
+  if (ids.some((id) => id !== undefined && (typeof id !== 'string' || !UUID.test(id)))) return json;
+  const parts = ids.filter((id): id is string => id !== undefined).map((id) => Buffer.from(id.replaceAll('-', ''), 'hex'));
+  return Buffer.concat([Buffer.of((commandId !== undefined ? META_COMMAND : 0) | (requestId !== undefined ? META_REQUEST : 0)), ...parts]);
+}
+
+function unpackMeta(stored: string | Buffer): EventMeta {
+  if (typeof stored === 'string') return JSON.parse(stored) as EventMeta;
+  const uuid = (at: number) => {
+    const hex = stored.toString('hex', at, at + 16);
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  };
+  const flags = stored[0]!;
+  const meta: EventMeta = {};
+  let at = 1;
+  if (flags & META_COMMAND) {
+    meta.commandId = uuid(at);
+    at += 16;
+  }
+  if (flags & META_REQUEST) meta.requestId = uuid(at);
+  return meta;
+}
+
 function toStored(row: EventRow): StoredEvent {
   const data = JSON.parse(decompressText(row.data)) as unknown;
   const subject = row.subject === '' ? derivedSubject(data) : row.subject;
@@ -52,7 +88,7 @@ function toStored(row: EventRow): StoredEvent {
     version: row.version,
     type: row.type,
     data,
-    meta: { ...(JSON.parse(row.meta) as StoredEvent['meta']), ...(subject === null ? {} : { subject }) },
+    meta: { ...unpackMeta(row.meta), ...(subject === null ? {} : { subject }) },
     occurredAt: row.occurred_at,
   };
 }
@@ -124,7 +160,7 @@ export class SqliteEventStore implements EventStore {
             version,
             type: e.type,
             data: compact ? compressText(JSON.stringify(e.data)) : JSON.stringify(e.data),
-            meta: JSON.stringify(compact ? { ...e.meta, subject: undefined } : e.meta),
+            meta: compact ? packMeta({ ...e.meta, subject: undefined }) : JSON.stringify(e.meta),
             occurred_at: e.occurredAt,
             subject: e.meta.subject === undefined ? null : compact && e.meta.subject === derivedSubject(e.data) ? '' : e.meta.subject,
           });
