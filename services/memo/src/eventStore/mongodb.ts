@@ -140,7 +140,9 @@ export class MongoEventStore implements EventStore {
       { key: { 'events.id': 1 }, name: EVENT_ID_INDEX, unique: true, partialFilterExpression: { events: { $exists: true } } },
       { key: { position: 1 }, name: 'outbox_position', partialFilterExpression: { unpublished: { $exists: true } } },
       { key: { unpublished: 1 }, name: 'outbox_ids', partialFilterExpression: { unpublished: { $exists: true } } },
-      { key: { position: 1 }, name: 'log_position' },
+      // For readLog. Not `{ position: 1 }` alone: the outbox's partial index has that key, and a server
+      // before 5.0 refuses two indexes on one key pattern.
+      { key: { position: 1, stream: 1 }, name: 'log_position' },
     ]);
     try {
       await this.counters.updateOne({ _id: POSITION_COUNTER }, { $setOnInsert: { value: 0 } }, { upsert: true });
