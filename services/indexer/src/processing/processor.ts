@@ -27,6 +27,35 @@ function about(event: MemoEventMessage): { memoId: string; projectId: string } {
   return { memoId, projectId };
 }
 
+/** A content revision read and chunked, ready to embed under the title it is indexed with. */
+export interface PreparedRevision {
+  memoId: string;
+  projectId: string;
+  revision: number;
+  title: string;
+  chunks: TextChunk[];
+}
+
+/**
+ * Reads and chunks the content revision an event starts, unless the catalog (brought up to the
+ * event before) has moved past it or the memo is gone: then `undefined`, nothing worth embedding.
+ */
+export async function prepareRevision(
+  { index, content: store, chunking }: Pick<ProcessorDeps, 'index' | 'content' | 'chunking'>,
+  event: MemoEventMessage,
+): Promise<PreparedRevision | undefined> {
+  const { memoId, projectId } = about(event);
+  const { revision, content: ref } = event.data as { revision: number; content: ContentRef };
+  const entry = await index.getCatalog(memoId);
+  if (entry && (entry.memo === null || entry.memo.revision > revision)) return undefined;
+  const content = await readContent(store, projectId, memoId, ref);
+  // Replaced or erased meanwhile: whatever we computed would be dropped.
+  if (content === undefined) return undefined;
+  // The catalog holds the newest title, whatever order events arrive in.
+  const title = entry?.memo?.title ?? event.memo?.title ?? '';
+  return { memoId, projectId, revision, title, chunks: chunkMemo(memoId, revision, content, chunking) };
+}
+
 /**
  * What the indexer does with memo events: keep the catalog (every event) and chunk + embed every
  * new content revision. Both are idempotent, and results for a revision the catalog has moved past
@@ -61,24 +90,16 @@ export class MemoProcessor {
    * is told of each stored revision (the commands concurrently).
    */
   async indexContents(events: readonly RevisionEvent[]): Promise<void> {
-    const { index, models, commands, chunking } = this.deps;
+    const { index, models, commands } = this.deps;
     const revisions = events.filter(({ event }) => startsContentRevision(event));
     if (revisions.length === 0) return;
     // Keep the catalog at least as new as these events, so the chunks become findable at once.
     await this.applyCatalogs(revisions.map(({ event }) => event));
-    const prepared: { memoId: string; projectId: string; revision: number; title: string; chunks: TextChunk[]; logger: Logger }[] = [];
+    const prepared: (PreparedRevision & { logger: Logger })[] = [];
     const read = await Promise.all(
       revisions.map(async ({ event, logger = this.deps.logger }) => {
-        const { memoId, projectId } = about(event);
-        const { revision, content: ref } = event.data as { revision: number; content: ContentRef };
-        const entry = await index.getCatalog(memoId);
-        if (entry && (entry.memo === null || entry.memo.revision > revision)) return undefined;
-        const content = await readContent(this.deps.content, projectId, memoId, ref);
-        // Replaced or erased meanwhile: whatever we computed would be dropped.
-        if (content === undefined) return undefined;
-        // The catalog holds the newest title, whatever order events arrive in.
-        const title = entry?.memo?.title ?? event.memo?.title ?? '';
-        return { memoId, projectId, revision, title, chunks: chunkMemo(memoId, revision, content, chunking), logger };
+        const revision = await prepareRevision(this.deps, event);
+        return revision && { ...revision, logger };
       }),
     );
     for (const r of read) if (r) prepared.push(r);

@@ -1,9 +1,9 @@
 import type { NatsConnection } from '@nats-io/nats-core';
-import { Subjects, startsContentRevision, type ContentRef, type MemoEventMessage, type MemoLogReply, type MemoLogRequest } from '@memex/contracts';
+import { Subjects, startsContentRevision, type MemoEventMessage, type MemoLogReply, type MemoLogRequest } from '@memex/contracts';
 import { isKeyErased, openEvent, query, type ContentStore, type IndexState, type IndexStateStore, type Logger } from '@memex/runtime';
 import type { ChunkOptions } from '@memex/text';
-import { chunkMemo, embedMemos } from '../processing/chunks';
-import { readContent } from '../processing/processor';
+import { embedMemos } from '../processing/chunks';
+import { prepareRevision } from '../processing/processor';
 import type { SearchIndex } from '../searchIndex/port';
 import type { Embedder } from '../embedding/embedder';
 import type { ModelSet } from './models';
@@ -78,7 +78,7 @@ export class Reindexer {
   }
 
   private async run(model: string, previous: string): Promise<void> {
-    const { nc, index, applyCatalogs, models, store, chunking, logger, instance } = this.deps;
+    const { nc, index, applyCatalogs, models, store, logger, instance } = this.deps;
     const rebuild = model === previous;
     let embedder: Embedder;
     try {
@@ -131,22 +131,14 @@ export class Reindexer {
         // The catalog first (version-guarded, so a no-op where it is current): a rebuild starts from none.
         await applyCatalogs(opened);
         // The page's content revisions that the catalog still holds, embedded in one call and written in one go.
-        const prepared = await Promise.all(
-          opened.filter((event) => startsContentRevision(event)).map(async (event) => {
-            const { memoId, projectId, revision, content: ref } = event.data as { memoId: string; projectId: string; revision: number; content: ContentRef };
-            const entry = await index.getCatalog(memoId);
-            // Only the revision the catalog holds now is worth embedding; older ones are dropped anyway.
-            if (entry && (entry.memo === null || entry.memo.revision !== revision)) return undefined;
-            const content = await readContent(this.deps.content, projectId, memoId, ref);
-            if (content === undefined) return undefined;
-            const title = entry?.memo?.title ?? event.memo?.title ?? '';
-            return { memo: { memoId, projectId, revision }, title, chunks: chunkMemo(memoId, revision, content, chunking) };
-          }),
-        );
+        const prepared = await Promise.all(opened.filter((event) => startsContentRevision(event)).map((event) => prepareRevision(this.deps, event)));
         const todo = prepared.filter((p) => p !== undefined);
         if (todo.length > 0) {
           const embedded = await embedMemos(embedder, todo);
-          await index.putChunksOfMemos(model, todo.map((p, i) => ({ memo: p.memo, chunks: embedded[i]! })));
+          await index.putChunksOfMemos(
+            model,
+            todo.map(({ memoId, projectId, revision }, i) => ({ memo: { memoId, projectId, revision }, chunks: embedded[i]! })),
+          );
         }
         const reached = next.events.at(-1)!.position;
         replayed = Math.min(reached, total);
