@@ -11,14 +11,13 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Memo } from '@memex/contracts';
-import { DEFAULT_CHUNK_OPTIONS } from '@memex/text';
-import { DEFAULT_EMBEDDING_MODEL, loadEmbedder } from '../services/indexer/src/embedding/embedder';
-import { chunkMemo, embedChunks } from '../services/indexer/src/processing/chunks';
+import { DEFAULT_EMBEDDING_MODEL } from '../services/indexer/src/embedding/embedder';
 import { measureEmbedder } from '../services/indexer/src/embedding/measure';
 import { REPO_ROOT } from '../test/support/paths';
 import { startProcessStack } from '../test/support/processStack';
 import { httpsJson } from '../test/support/https';
 import { cpuBetween, cpuSnapshot } from './support/processCpu';
+import { embedderAloneMemosPerSecond } from './support/embedderAlone';
 import { memoTexts } from './support/memoTexts';
 import { waitProcessed } from './support/processed';
 import { percentile, pool, printTable } from './support/stats';
@@ -43,25 +42,7 @@ const embedder = await measureEmbedder({
 console.log(`embedder: ${embedder.sentencesPerSecond.toFixed(0)} sentences/s raw (batch ${embedder.batchSize}, ~${embedder.meanWordsPerSentence.toFixed(0)} words each)`);
 
 const profileDir = values.profile ? path.resolve(values.profile) : undefined;
-/**
- * The embedder alone on this run's memos: chunked as the indexer chunks them, embedded 64 chunk
- * texts at a time (title + text, with term frequencies), in this process. The stack's memos/s over
- * this is the share of ingestion that is embedding.
- */
-async function embedderAlone(texts: string[]): Promise<number> {
-  const embedder = await loadEmbedder({ model: DEFAULT_EMBEDDING_MODEL, modelsDir: path.join(REPO_ROOT, 'models'), allowRemote: false });
-  try {
-    const chunks = texts.map((text, i) => chunkMemo(`m${i}`, 1, text, DEFAULT_CHUNK_OPTIONS));
-    await embedChunks(embedder, 'warm-up', chunks[0]!);
-    const t = performance.now();
-    const all = chunks.flat();
-    for (let i = 0; i < all.length; i += 64) await embedChunks(embedder, 'Memo', all.slice(i, i + 64));
-    return texts.length / ((performance.now() - t) / 1000);
-  } finally {
-    await embedder.dispose();
-  }
-}
-const alone = await embedderAlone(memoTexts(MEMOS, CHARS));
+const alone = await embedderAloneMemosPerSecond(memoTexts(MEMOS, CHARS));
 console.log(`embedder alone on these memos: ${alone.toFixed(0)} memos/s`);
 
 const stack = await startProcessStack({

@@ -7,16 +7,12 @@
  *
  *   tsx bench/reindex.bench.ts [--memos 2000] [--chars 1500]
  */
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Memo } from '@memex/contracts';
-import { DEFAULT_CHUNK_OPTIONS } from '@memex/text';
-import { DEFAULT_EMBEDDING_MODEL, loadEmbedder } from '../services/indexer/src/embedding/embedder';
-import { chunkMemo, embedChunks } from '../services/indexer/src/processing/chunks';
-import { REPO_ROOT } from '../test/support/paths';
 import { runTs } from '../test/support/processes';
 import { startProcessStack } from '../test/support/processStack';
 import { httpsJson } from '../test/support/https';
+import { embedderAloneMemosPerSecond } from './support/embedderAlone';
 import { memoTexts } from './support/memoTexts';
 import { waitProcessed } from './support/processed';
 import { pool, printTable } from './support/stats';
@@ -28,19 +24,7 @@ const MEMOS = Number(values.memos);
 const CHARS = Number(values.chars);
 const texts = memoTexts(MEMOS, CHARS);
 
-/** The embedder alone on these memos, chunked as the indexer chunks them, 64 chunks a call. */
-async function embedderAlone(): Promise<number> {
-  const embedder = await loadEmbedder({ model: DEFAULT_EMBEDDING_MODEL, modelsDir: path.join(REPO_ROOT, 'models'), allowRemote: false });
-  try {
-    const all = texts.flatMap((text, i) => chunkMemo(`m${i}`, 1, text, DEFAULT_CHUNK_OPTIONS));
-    const t = performance.now();
-    for (let i = 0; i < all.length; i += 64) await embedChunks(embedder, 'Memo', all.slice(i, i + 64));
-    return MEMOS / ((performance.now() - t) / 1000);
-  } finally {
-    await embedder.dispose();
-  }
-}
-const alone = await embedderAlone();
+const alone = await embedderAloneMemosPerSecond(texts);
 
 const stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0' });
 try {
