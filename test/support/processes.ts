@@ -3,32 +3,29 @@ import { join } from 'node:path';
 import { bundleStartScript } from '../../deploy/bundle';
 import { REPO_ROOT } from './paths';
 
-/** Runs a TypeScript entry point of the repo with tsx. */
-export function spawnTs(entry: string, args: string[], env: Record<string, string>, options: { quiet?: boolean } = {}): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, entry), ...args], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...env },
-    stdio: options.quiet === false ? 'inherit' : ['ignore', 'pipe', 'pipe'],
-  });
-  // A test process that ends without stopping it (a failed hook, a timeout) asks it to stop too;
-  // SIGTERM, so a stack it started shuts its own children down.
+/**
+ * Spawns node with `argv` in the repo. A test process that ends without stopping it (a failed hook,
+ * a timeout) asks it to stop too; SIGTERM, so a stack it started shuts its own children down.
+ */
+function spawnNode(argv: string[], env: Record<string, string>, quiet = true): ChildProcess {
+  const child = spawn(process.execPath, argv, { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
   const stopOnExit = () => child.kill('SIGTERM');
   process.once('exit', stopOnExit);
   child.once('exit', () => process.off('exit', stopOnExit));
   return child;
 }
 
+/** Runs a TypeScript entry point of the repo with tsx. */
+export function spawnTs(entry: string, args: string[], env: Record<string, string>, options: { quiet?: boolean } = {}): ChildProcess {
+  return spawnNode(['--import', 'tsx', join(REPO_ROOT, entry), ...args], env, options.quiet !== false);
+}
+
 /**
  * `pnpm start` as it runs: its script compiled to dist/start.mjs, run with plain node (see
- * deploy/bundle.ts bundleStartScript), stopped as `spawnTs` children are.
+ * deploy/bundle.ts bundleStartScript).
  */
 export async function spawnStart(args: string[], env: Record<string, string>): Promise<ChildProcess> {
-  const script = await bundleStartScript();
-  const child = spawn(process.execPath, [script, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const stopOnExit = () => child.kill('SIGTERM');
-  process.once('exit', stopOnExit);
-  child.once('exit', () => process.off('exit', stopOnExit));
-  return child;
+  return spawnNode([await bundleStartScript(), ...args], env);
 }
 
 /** Runs a TypeScript entry point to completion and returns its output. */
