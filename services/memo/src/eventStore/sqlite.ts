@@ -52,10 +52,10 @@ const META_REQUEST = 2;
  */
 function packMeta(meta: EventMeta): string | Buffer {
   const { commandId, requestId, ...rest } = meta;
-  const json = JSON.stringify(meta);
-  if (Object.values(rest).some((v) => v !== undefined)) return json;
   const ids = [commandId, requestId];
-  if (ids.some((id) => id !== undefined && (typeof id !== 'string' || !UUID.test(id)))) return json;
+  if (Object.values(rest).some((v) => v !== undefined) || ids.some((id) => id !== undefined && (typeof id !== 'string' || !UUID.test(id)))) {
+    return JSON.stringify(meta);
+  }
   const parts = ids.filter((id): id is string => id !== undefined).map((id) => Buffer.from(id.replaceAll('-', ''), 'hex'));
   return Buffer.concat([Buffer.of((commandId !== undefined ? META_COMMAND : 0) | (requestId !== undefined ? META_REQUEST : 0)), ...parts]);
 }
