@@ -180,10 +180,13 @@ export interface MemoEventMessage<E extends MemoEvent = MemoEvent> {
   sealed?: string;
 }
 
-/** The plaintext a sealed event carries. */
+/**
+ * The plaintext a sealed event carries. On the bus `memo` is always there; in the memo service's
+ * event rows it is left out (the stream's fold gives it back) unless written for a rolling upgrade.
+ */
 export interface SealedEventBody {
   data: unknown;
-  memo: MemoAttributes | null;
+  memo?: MemoAttributes | null;
 }
 
 /** Packs chunk offsets into a `ChunkLayout`. */

@@ -54,7 +54,7 @@ export async function openEvent(keyring: Keyring, event: MemoEventMessage): Prom
   const { memoId, projectId } = event.data as { memoId: string; projectId: string };
   const body = await keyring.openJson<SealedEventBody>(projectId, memoId, event.sealed);
   const { sealed: _sealed, ...envelope } = event;
-  return { ...envelope, data: body.data, memo: body.memo } as MemoEventMessage;
+  return { ...envelope, data: body.data, memo: body.memo ?? null } as MemoEventMessage;
 }
 
 /** Per event of a batch, in order: `undefined` when done, `{ error }` when it failed. */

@@ -12,37 +12,95 @@ interface SealedData {
 const isSealed = (data: unknown): data is SealedData =>
   typeof data === 'object' && data !== null && typeof (data as { sealed?: unknown }).sealed === 'string';
 
+/** The attribute snapshot after each of a stream's events (opened, in version order). */
+export type AttributesAfterEach = (events: readonly StoredEvent[]) => (MemoAttributes | null)[];
+
+export interface SealedEventStoreOptions {
+  /**
+   * How a stream's events give the attribute snapshot each goes out with: rows keep only `data`,
+   * and the log and the outbox's sweep fold the stream to seal the snapshot back in.
+   */
+  attributesAfterEach: AttributesAfterEach;
+  /**
+   * Keep each event's snapshot in its row too, as versions before that did and still read
+   * (`MEMEX_SEAL_DEFLATE=false`, for a rolling upgrade: an older sweep publishes rows as they are).
+   */
+  attributesAtRest?: boolean;
+}
+
 /**
  * Seals memo events with the memo's data key before the wrapped store sees them: `data` and
  * `meta.memo` (title, metadata, tags, reference id, summary, chunk text…) become one AES-GCM box
  * under `data.sealed`; only ids, types, versions and times stay readable. Tombstones (`MemoDeleted`)
  * and events of other streams (reference claims name only ids) pass as they are. Reads open what
- * they return; the outbox publishes the stored (sealed) form as it is, so the bus never sees
- * plaintext either. Shredding the key erases every copy at once: store rows, bus messages, backups.
+ * they return; the outbox publishes the sealed form, so the bus never sees plaintext either.
+ * Shredding the key erases every copy at once: store rows, bus messages, backups.
+ *
+ * A row's box holds `data` only: `meta.memo`, the attribute snapshot, follows from the stream's
+ * earlier events, so it is sealed into the form that goes out (what an append returns, what
+ * `readUnpublished` and `readLog` give) and not kept a second time at rest for every event.
  */
 export class SealedEventStore implements EventStore {
   constructor(
     private readonly inner: EventStore,
     private readonly keyring: Keyring,
+    private readonly options: SealedEventStoreOptions,
   ) {}
 
   get kind() {
     return this.inner.kind;
   }
 
-  private async seal(event: NewEvent): Promise<NewEvent> {
-    if (event.type === 'MemoDeleted' || !event.meta.subject) return event;
+  private static sealable(event: NewEvent): boolean {
+    return event.type !== 'MemoDeleted' && Boolean(event.meta.subject);
+  }
+
+  /** `withAttributes`: the snapshot goes into the box (the form that goes out); without, the row's form. */
+  private async seal<E extends NewEvent>(event: E, { withAttributes }: { withAttributes: boolean }): Promise<E> {
+    if (!SealedEventStore.sealable(event)) return event;
     const { memoId, projectId } = event.data as { memoId: string; projectId: string };
-    const body: SealedEventBody = { data: event.data, memo: event.meta.memo ?? null };
+    const body: SealedEventBody = withAttributes ? { data: event.data, memo: event.meta.memo ?? null } : { data: event.data };
     const sealed = await this.keyring.sealJson(projectId, memoId, body);
     const { memo: _memo, ...meta } = event.meta;
     return { ...event, data: { memoId, projectId, sealed } satisfies SealedData, meta };
   }
 
+  /** A row's `meta.memo` stays undefined when its box holds no snapshot. */
   private async open(event: StoredEvent): Promise<StoredEvent> {
     if (!isSealed(event.data)) return event;
     const body = await this.keyring.openJson<SealedEventBody>(event.data.projectId, event.data.memoId, event.data.sealed);
-    return { ...event, data: body.data, meta: { ...event.meta, memo: body.memo as MemoAttributes | null } };
+    const meta = body.memo === undefined ? event.meta : { ...event.meta, memo: body.memo };
+    return { ...event, data: body.data, meta };
+  }
+
+  /**
+   * Rows as they go out: each sealed event whose box lacks its snapshot is sealed again with the
+   * one its stream's fold gives. An event whose stream was erased since it was read is left out
+   * (its key is gone; the tombstone tells consumers).
+   */
+  private async goingOut(rows: StoredEvent[]): Promise<StoredEvent[]> {
+    const wanted = new Set(rows.filter((e) => isSealed(e.data)).map((e) => e.id));
+    const streams = [...new Set(rows.filter((e) => wanted.has(e.id)).map((e) => e.streamName))];
+    // By event id: the form to send, or null for a row that holds its snapshot (an older row).
+    const ready = new Map<string, StoredEvent | null>();
+    await Promise.all(
+      streams.map(async (streamName) => {
+        const { events } = await this.readStream(streamName);
+        const attributes = this.options.attributesAfterEach(events);
+        await Promise.all(
+          events.map(async (event, i) => {
+            if (!wanted.has(event.id)) return;
+            const sealed = event.meta.memo === undefined ? await this.seal({ ...event, meta: { ...event.meta, memo: attributes[i] ?? null } }, { withAttributes: true }) : null;
+            ready.set(event.id, sealed);
+          }),
+        );
+      }),
+    );
+    return rows.flatMap((row) => {
+      if (!isSealed(row.data)) return [row];
+      const sealed = ready.get(row.id);
+      return sealed === undefined ? [] : [sealed ?? row];
+    });
   }
 
   async readStream(streamName: string): Promise<ReadStreamResult> {
@@ -50,26 +108,38 @@ export class SealedEventStore implements EventStore {
     return { version: read.version, events: await Promise.all(read.events.map((e) => this.open(e))) };
   }
 
-  /** Returns the events as stored (sealed), ready for the outbox. */
+  /** Returns the events as they go out (sealed, with their snapshots), ready for the outbox. */
   async appendToStream(streamName: string, events: readonly NewEvent[], options: { expectedVersion: number }): Promise<AppendResult> {
-    return this.inner.appendToStream(streamName, await Promise.all(events.map((e) => this.seal(e))), options);
+    const atRest = this.options.attributesAtRest === true;
+    const rows = await Promise.all(events.map((e) => this.seal(e, { withAttributes: atRest })));
+    const appended = await this.inner.appendToStream(streamName, rows, options);
+    if (atRest) return appended;
+    const byId = new Map(events.map((e) => [e.id, e]));
+    const out = await Promise.all(
+      appended.events.map((row) => {
+        const event = byId.get(row.id);
+        return event && SealedEventStore.sealable(event) ? this.seal({ ...row, data: event.data, meta: event.meta }, { withAttributes: true }) : row;
+      }),
+    );
+    return { nextVersion: appended.nextVersion, events: out };
   }
 
   async eraseStream(streamName: string, tombstone: NewEvent, options: { expectedVersion: number }): Promise<AppendResult> {
-    return this.inner.eraseStream(streamName, await this.seal(tombstone), options);
+    return this.inner.eraseStream(streamName, await this.seal(tombstone, { withAttributes: true }), options);
   }
 
-  /** As stored (sealed). */
-  readUnpublished(options: { limit: number; olderThan?: string }): Promise<StoredEvent[]> {
-    return this.inner.readUnpublished(options);
+  /** As they go out (sealed, with their snapshots). */
+  async readUnpublished(options: { limit: number; olderThan?: string }): Promise<StoredEvent[]> {
+    return this.goingOut(await this.inner.readUnpublished(options));
   }
 
   markPublished(eventIds: readonly string[]): Promise<void> {
     return this.inner.markPublished(eventIds);
   }
 
-  readLog(options: { after: number; limit: number }): Promise<StoredEvent[]> {
-    return this.inner.readLog(options);
+  /** As they go out (sealed, with their snapshots). */
+  async readLog(options: { after: number; limit: number }): Promise<StoredEvent[]> {
+    return this.goingOut(await this.inner.readLog(options));
   }
 
   headPosition(): Promise<number> {
