@@ -24,6 +24,11 @@ export interface ContentRef {
   blob?: BlobRef;
   /** The sealed content itself, base64 (content up to the inline limit). */
   inline?: string;
+  /**
+   * In the memo service's read model only: the inline content is that of the memo stream's event
+   * with this version, which keeps it (once); the memo service puts it back before it answers.
+   */
+  event?: number;
   length: number;
   /**
    * HMAC-SHA256 of the plaintext under the memo's data key (hex): tells equal content apart without

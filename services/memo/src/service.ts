@@ -123,7 +123,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
       queue: QueueGroups.memo,
       logger,
       metrics,
-      handler: (req) => getMemo(commands, readModel, req),
+      handler: (req) => getMemo(commands, req),
     }),
     serveQuery<MemoGetRequest, unknown>(nc, {
       subject: Subjects.query.memoResolve,
@@ -137,7 +137,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
       queue: QueueGroups.memo,
       logger,
       metrics,
-      handler: (req) => searchTitles(readModel, content, req),
+      handler: (req) => searchTitles(commands, readModel, content, req),
     }),
     serveQuery<MemoListRequest, unknown>(nc, {
       subject: Subjects.query.memoList,

@@ -52,6 +52,18 @@ export function eventStoreContract(name: string, setup: () => Promise<EventStore
       expect(read.events[1]!.position).toBeGreaterThan(read.events[0]!.position);
     });
 
+    it('reads one event by its version', async () => {
+      const s = stream();
+      await store.appendToStream(s, [event('A', { n: 1 })], { expectedVersion: 0 });
+      await store.appendToStream(s, [event('B', { n: 2 }), event('C', { n: 3 })], { expectedVersion: 1 });
+      for (const [version, type] of [[1, 'A'], [2, 'B'], [3, 'C']] as const) {
+        const read = await store.readEvent(s, version);
+        expect([read?.type, read?.version, read?.data, read?.streamName]).toEqual([type, version, { n: version }, s]);
+      }
+      expect(await store.readEvent(s, 4)).toBeUndefined();
+      expect(await store.readEvent(stream(), 1)).toBeUndefined();
+    });
+
     it('continues a stream at its current version', async () => {
       const s = stream();
       await store.appendToStream(s, [event('A')], { expectedVersion: 0 });
@@ -103,6 +115,8 @@ export function eventStoreContract(name: string, setup: () => Promise<EventStore
       expect(read.version).toBe(3);
       expect(read.events.map((e) => e.type)).toEqual(['MemoDeleted']);
       expect(JSON.stringify(read.events)).not.toContain(secret);
+      expect(await store.readEvent(s, 1)).toBeUndefined();
+      expect((await store.readEvent(s, 3))?.type).toBe('MemoDeleted');
       const unpublished = await store.readUnpublished({ limit: 10_000 });
       expect(JSON.stringify(unpublished)).not.toContain(secret);
     });

@@ -165,6 +165,11 @@ export class MongoEventStore implements EventStore {
     return { version: head.lastVersion, events: live.flatMap(storedEvents) };
   }
 
+  /** Through `readStream`: a stream is a few commits, and it skips what a tombstone erased. */
+  async readEvent(streamName: string, version: number): Promise<StoredEvent | undefined> {
+    return (await this.readStream(streamName)).events.find((e) => e.version === version);
+  }
+
   async appendToStream(streamName: string, events: readonly NewEvent[], { expectedVersion }: { expectedVersion: number }): Promise<AppendResult> {
     return this.commit(streamName, events, expectedVersion, false);
   }

@@ -58,6 +58,8 @@ export class VersionConflictError extends Error {
 export interface EventStore {
   readonly kind: 'sqlite' | 'mongodb';
   readStream(streamName: string): Promise<ReadStreamResult>;
+  /** One event of a stream by its version; undefined if there is none (an erased stream keeps only its tombstone). */
+  readEvent(streamName: string, version: number): Promise<StoredEvent | undefined>;
   /** Throws `VersionConflictError` unless the stream's version equals `expectedVersion` (0: new stream). */
   appendToStream(streamName: string, events: readonly NewEvent[], options: { expectedVersion: number }): Promise<AppendResult>;
   /**

@@ -108,6 +108,11 @@ export class SealedEventStore implements EventStore {
     return { version: read.version, events: await Promise.all(read.events.map((e) => this.open(e))) };
   }
 
+  async readEvent(streamName: string, version: number): Promise<StoredEvent | undefined> {
+    const event = await this.inner.readEvent(streamName, version);
+    return event && this.open(event);
+  }
+
   /** Returns the events as they go out (sealed, with their snapshots), ready for the outbox. */
   async appendToStream(streamName: string, events: readonly NewEvent[], options: { expectedVersion: number }): Promise<AppendResult> {
     const atRest = this.options.attributesAtRest === true;

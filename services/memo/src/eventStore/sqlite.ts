@@ -119,6 +119,7 @@ export class SqliteEventStore implements EventStore {
     this.db.exec(SCHEMA);
     this.stmts = {
       read: this.db.prepare<[string], EventRow>('SELECT * FROM events WHERE stream = ? ORDER BY version'),
+      readOne: this.db.prepare<[string, number], EventRow>('SELECT * FROM events WHERE stream = ? AND version = ?'),
       version: this.db.prepare<[string], { v: number | null }>('SELECT MAX(version) AS v FROM events WHERE stream = ?'),
       insert: this.db.prepare(
         `INSERT INTO events (id, stream, version, type, data, meta, occurred_at, subject)
@@ -141,6 +142,11 @@ export class SqliteEventStore implements EventStore {
   async readStream(streamName: string): Promise<ReadStreamResult> {
     const events = this.stmts.read.all(streamName).map(toStored);
     return { version: events.at(-1)?.version ?? 0, events };
+  }
+
+  async readEvent(streamName: string, version: number): Promise<StoredEvent | undefined> {
+    const row = this.stmts.readOne.get(streamName, version);
+    return row ? toStored(row) : undefined;
   }
 
   private async write(streamName: string, events: readonly NewEvent[], expectedVersion: number, erase: boolean): Promise<AppendResult> {

@@ -3,6 +3,8 @@ import {
   Subjects,
   isUuid,
   type ChunkPreview,
+  type ContentRef,
+  type MemoView,
   type ErasureReason,
   type MemoEvent,
   type MemoRef,
@@ -11,6 +13,7 @@ import {
   type SummaryResult,
 } from '@memex/contracts';
 import {
+  KeyErasedError,
   uuidV7,
   type CommandContext,
   type CommandHandlers,
@@ -21,11 +24,11 @@ import {
 } from '@memex/runtime';
 import { VersionConflictError, type EventStore, type NewEvent, type StoredEvent } from '../eventStore/port';
 import type { OutboxPublisher } from '../outbox/publisher';
-import type { MemoReadModel } from '../readModel/port';
+import type { MemoReadModel, MemoRecord } from '../readModel/port';
 import { decide, evolve, fold, type MemoCommand, type MemoState } from './decider';
 import type { ReferenceClaims } from './references';
 import { memoStream } from './streams';
-import { toAttributes, toMemo } from './view';
+import { toAttributes, toMemo, toStoredMemo } from './view';
 
 export interface MemoHandlerDeps {
   store: EventStore;
@@ -79,12 +82,14 @@ export class MemoCommandService {
     if (!streamName.startsWith('memo-')) return;
     const { version, events } = await this.deps.store.readStream(streamName);
     const state = fold(toDomainEvents(events));
-    await this.projectState(state, version);
+    await this.projectState(state, version, events);
   }
 
-  private async projectState(state: MemoState, version: number): Promise<void> {
+  /** `events`: the stream's, with their versions (the read model points at the one holding the content). */
+  private async projectState(state: MemoState, version: number, events: readonly { version: number; data: unknown }[]): Promise<void> {
     if (state.status === 'active') {
-      await this.deps.readModel.upsert({ projectId: state.memo.projectId, version, memo: toMemo(state.memo) });
+      const memo = this.deps.compact === false ? toMemo(state.memo) : toStoredMemo(state.memo, events);
+      await this.deps.readModel.upsert({ projectId: state.memo.projectId, version, memo });
     } else if (state.status === 'deleted') {
       await this.deps.readModel.remove(state.projectId, state.memoId, version);
     }
@@ -128,7 +133,7 @@ export class MemoCommandService {
           ? await this.deps.store.eraseStream(stream, onlyOne(events), { expectedVersion: version })
           : await this.deps.store.appendToStream(stream, events, { expectedVersion: version });
         this.deps.failpoint?.('memo.after-append');
-        await this.projectState(next, appended.nextVersion);
+        await this.projectState(next, appended.nextVersion, [...stored, ...events.map((e, i) => ({ version: version + 1 + i, data: e.data }))]);
         const eventSeq = await this.deps.publisher.publish(appended.events);
         return { before: state, state: next, applied: true, ...(eventSeq !== undefined ? { eventSeq } : {}) };
       } catch (error) {
@@ -142,8 +147,8 @@ export class MemoCommandService {
     throw new Error(`gave up on ${stream} after ${MAX_ATTEMPTS} version conflicts`);
   }
 
-  /** Finds the memo a route addresses, in the caller's project for reference ids, anywhere for UUIDs. */
-  async resolve(projectId: string, ref: MemoRef): Promise<{ memoId: string; ownerProjectId: string; referenceId: string | null }> {
+  /** The read model's record of the memo a route addresses, in the caller's project for reference ids, anywhere for UUIDs. */
+  async find(projectId: string, ref: MemoRef): Promise<MemoRecord> {
     const record =
       ref.idType === 'memo_uuid'
         ? isUuid(ref.id)
@@ -151,7 +156,32 @@ export class MemoCommandService {
           : undefined
         : await this.deps.readModel.findByReference(projectId, ref.id);
     if (!record) throw new MemexError('MemoNotFound');
+    return record;
+  }
+
+  /** Finds the memo a route addresses (see `find`): its id, owner and reference id. */
+  async resolve(projectId: string, ref: MemoRef): Promise<{ memoId: string; ownerProjectId: string; referenceId: string | null }> {
+    const record = await this.find(projectId, ref);
     return { memoId: record.memo.uuid, ownerProjectId: record.projectId, referenceId: record.memo.client_reference_id };
+  }
+
+  /**
+   * The memo of a read-model record with its content reference whole: inline content the record
+   * keeps by event (see `toStoredMemo`) read back from that event. Undefined if the memo was erased
+   * since the record was read.
+   */
+  async withContent(record: MemoRecord): Promise<MemoView | undefined> {
+    const { memo } = record;
+    const { event: version, ...ref } = memo.content_ref;
+    if (version === undefined) return memo;
+    try {
+      const event = await this.deps.store.readEvent(memoStream(record.projectId, memo.uuid), version);
+      const inline = (event?.data as { content?: ContentRef } | undefined)?.content?.inline;
+      return inline === undefined ? undefined : { ...memo, content_ref: { ...ref, inline } };
+    } catch (error) {
+      if (error instanceof KeyErasedError) return undefined;
+      throw error;
+    }
   }
 
   /**

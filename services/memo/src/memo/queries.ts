@@ -1,15 +1,15 @@
 import { MemexError, unpackChunks, type MemoGetRequest, type MemoResolveReply, type MemoView, type SearchResultItem, type TitleSearchRequest } from '@memex/contracts';
 import { chunkId, KeyErasedError, type ContentStore } from '@memex/runtime';
-import type { MemoReadModel } from '../readModel/port';
+import type { MemoReadModel, MemoRecord } from '../readModel/port';
 import type { MemoCommandService } from './handlers';
 
 /** GET of a memo: another project's memo is "not found", revealing nothing. */
-export async function getMemo(commands: MemoCommandService, readModel: MemoReadModel, request: MemoGetRequest): Promise<MemoView> {
-  const { memoId, ownerProjectId } = await commands.resolve(request.projectId, request.ref);
-  if (ownerProjectId !== request.projectId) throw new MemexError('MemoNotFound');
-  const record = await readModel.get(memoId);
-  if (!record) throw new MemexError('MemoNotFound');
-  return record.memo;
+export async function getMemo(commands: MemoCommandService, request: MemoGetRequest): Promise<MemoView> {
+  const record = await commands.find(request.projectId, request.ref);
+  if (record.projectId !== request.projectId) throw new MemexError('MemoNotFound');
+  const memo = await commands.withContent(record);
+  if (!memo) throw new MemexError('MemoNotFound');
+  return memo;
 }
 
 /** Where a route's address points: the memo's uuid and the project that owns it (MemoNotFound if none). */
@@ -21,10 +21,15 @@ export async function resolveMemo(commands: MemoCommandService, request: MemoGet
 /**
  * `title_contains` / `title_startswith`: one item per live memo, ordered by title; the chunk fields
  * come from the memo's first chunk (null while it is pending) and `distance` is null. The first
- * chunk's text is cut from the memo's content when that is inline (the read model keeps the text
+ * chunk's text is cut from the memo's content when that is inline (the memo service keeps the text
  * once); content in the blob store has it kept beside (see `toMemo`).
  */
-export async function searchTitles(readModel: MemoReadModel, content: ContentStore, request: TitleSearchRequest): Promise<SearchResultItem[]> {
+export async function searchTitles(
+  commands: MemoCommandService,
+  readModel: MemoReadModel,
+  content: ContentStore,
+  request: TitleSearchRequest,
+): Promise<SearchResultItem[]> {
   const records = await readModel.searchTitles(request.projectId, {
     mode: request.mode,
     query: request.query,
@@ -32,13 +37,14 @@ export async function searchTitles(readModel: MemoReadModel, content: ContentSto
     limit: request.limit,
   });
   return Promise.all(
-    records.map(async ({ memo }): Promise<SearchResultItem> => {
+    records.map(async (record): Promise<SearchResultItem> => {
+      const { memo } = record;
       const chunked = memo.chunk_layout.count > 0;
       return {
         memo_title: memo.title,
         memo_uuid: memo.uuid,
         chunk_uuid: chunked ? chunkId(memo.uuid, memo.chunk_revision, 0) : null,
-        chunk_content: chunked ? await firstChunk(content, request.projectId, memo) : null,
+        chunk_content: chunked ? await firstChunk(commands, content, request.projectId, record) : null,
         memo_summary: memo.summary,
         distance: null,
       };
@@ -46,9 +52,12 @@ export async function searchTitles(readModel: MemoReadModel, content: ContentSto
   );
 }
 
-/** The text of a chunked memo's first chunk (empty if its key was shredded meanwhile: it is being erased). */
-async function firstChunk(content: ContentStore, projectId: string, memo: MemoView): Promise<string> {
-  if (memo.first_chunk !== '' || memo.content_ref.inline === undefined) return memo.first_chunk;
+/** The text of a chunked memo's first chunk (empty if it was erased meanwhile). */
+async function firstChunk(commands: MemoCommandService, content: ContentStore, projectId: string, record: MemoRecord): Promise<string> {
+  const kept = record.memo;
+  if (kept.first_chunk !== '' || (kept.content_ref.inline === undefined && kept.content_ref.event === undefined)) return kept.first_chunk;
+  const memo = await commands.withContent(record);
+  if (!memo) return '';
   const [first] = unpackChunks(memo.chunk_layout);
   try {
     const text = (await content.read(projectId, memo.uuid, memo.content_ref)) ?? '';

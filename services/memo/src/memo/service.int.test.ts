@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +15,7 @@ import {
   type TitleSearchRequest,
   type UpdateMemoInput,
 } from '@memex/contracts';
-import { CommandClient, ContentStore, Keyring, NatsBlobStore, connectNats, decodeMemoEvent, query, silentLogger } from '@memex/runtime';
+import { CommandClient, ContentStore, Keyring, NatsBlobStore, connectNats, decodeMemoEvent, decompressText, query, silentLogger } from '@memex/runtime';
 import { startNatsServer, tempDir, type NatsServerHandle } from '@memex/testing';
 import { loadMemoConfig } from '../config';
 import { startMemoService, type MemoService } from '../service';
@@ -219,6 +221,52 @@ describe('memo service over NATS', () => {
     });
     // The reference id is free again.
     await expect(create({ referenceId: `del-${secret}` })).resolves.toBeDefined();
+  });
+
+  it('keeps inline content once: the read model points at the event that holds it, GET and title search read it there', async () => {
+    const stored = (memoId: string) => {
+      const db = new Database(join(dir.path, 'memo', 'memo.db'), { readonly: true });
+      try {
+        const row = db.prepare('SELECT doc FROM memos WHERE memo_id = ?').get(memoId) as { doc: string | Buffer };
+        return JSON.parse(decompressText(row.doc)) as MemoView;
+      } finally {
+        db.close();
+      }
+    };
+    const p = randomUUID();
+    const { memoId } = await create({ title: 'Once only', content: 'Lighthouses. Fog horns sound.' }, p);
+    expect(stored(memoId).content_ref).toEqual({ length: 29, digest: expect.any(String), event: 1 });
+    const memo = await get(memoId, 'memo_uuid', p);
+    expect(memo.content_ref).toEqual({ inline: expect.any(String), length: 29, digest: stored(memoId).content_ref.digest });
+    expect(await text(memo, p)).toBe('Lighthouses. Fog horns sound.');
+
+    // A new revision (version 3, after a title change): the record follows it.
+    await update(memoId, { title: 'Still once' }, p);
+    await update(memoId, { content: 'Bells. Whistles, too.' }, p);
+    expect(stored(memoId).content_ref).toMatchObject({ event: 3, length: 21 });
+    await client.send('record-chunks', {
+      projectId: p,
+      memoId,
+      revision: 2,
+      model: 'm',
+      chunks: packChunks([{ start: 0, end: 6 }, { start: 7, end: 21 }]),
+      sealed: await ring.sealJson(p, memoId, { firstChunk: '' }),
+    });
+    expect(stored(memoId).content_ref).toMatchObject({ event: 3 });
+    expect(await text(await get(memoId, 'memo_uuid', p), p)).toBe('Bells. Whistles, too.');
+    const [hit] = await query<TitleSearchRequest, { chunk_content: string | null }[]>(nc, Subjects.query.memoTitleSearch, {
+      projectId: p,
+      mode: 'startswith',
+      query: 'still',
+      filters: [],
+      limit: 10,
+    });
+    expect(hit?.chunk_content).toBe('Bells.');
+
+    // Content over the inline limit lives in the blob store, and the record keeps its reference.
+    const big = await create({ content: 'x'.repeat(INLINE_CONTENT_MAX_BYTES + 1) }, p);
+    expect(stored(big.memoId).content_ref).toMatchObject({ blob: expect.any(Object) });
+    expect(stored(big.memoId).content_ref.event).toBeUndefined();
   });
 
   it('searches titles with filters, skipping expired (erased) memos', async () => {
