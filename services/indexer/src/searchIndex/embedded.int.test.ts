@@ -130,6 +130,50 @@ describe('embedded search index on disk', () => {
     dir.remove();
   });
 
+  it('keeps vectors as float16 (float32 with compact: false) and ranks rows of either form alike', async () => {
+    const dir = tempDir('memex-index-');
+    const path = join(dir.path, 'index.db');
+    const p = randomUUID();
+    const dimension = 64;
+    let seed = 11;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31) * 2 - 1;
+    const unit = () => {
+      const x = Float32Array.from({ length: dimension }, random);
+      const norm = Math.hypot(...x);
+      return x.map((c) => c / norm);
+    };
+    const vectors = Array.from({ length: 40 }, unit);
+    const memos = vectors.map(() => randomUUID());
+    // Even memos by a compact index, odd ones as earlier versions wrote them (float32).
+    for (const compact of [true, false]) {
+      const index = new EmbeddedSearchIndex(path, { compact });
+      await index.openModel('m', dimension);
+      for (const [i, memoId] of memos.entries()) {
+        if ((i % 2 === 0) !== compact) continue;
+        await index.applyCatalog({ memoId, projectId: p, version: 1, memo: attrs(p, memoId) });
+        await index.putChunks('m', { memoId, projectId: p, revision: 1 }, [
+          { chunkId: chunkId(memoId, 1, 0), index: 0, content: `chunk ${i}`, dense: vectors[i]!, terms: termFrequencies(`chunk ${i}`) },
+        ]);
+      }
+      await index.close();
+    }
+    const db = new Database(path, { readonly: true });
+    const sizes = memos.map((memoId) => (db.prepare('SELECT length(dense) AS n FROM chunks WHERE memo_id = ?').get(memoId) as { n: number }).n);
+    db.close();
+    expect(sizes).toEqual(memos.map((_, i) => (i % 2 === 0 ? 2 : 4) * dimension));
+    // Exact search over both forms: each vector finds itself first, scores within float16's error.
+    const index = new EmbeddedSearchIndex(path);
+    await index.openModel('m', dimension);
+    for (const [i, vector] of vectors.entries()) {
+      const [best, next] = await index.searchDense('m', vector, { projectId: p, filters: [], limit: 2 });
+      expect(best?.memoId).toBe(memos[i]);
+      expect(best!.score).toBeGreaterThan(1 - 2e-3);
+      expect(best!.score).toBeGreaterThan(next!.score);
+    }
+    await index.close();
+    dir.remove();
+  });
+
   it('writes rows as earlier versions did with compact: false (for a rolling upgrade), and reads them back the same', async () => {
     const dir = tempDir('memex-index-');
     const path = join(dir.path, 'index.db');

@@ -3,6 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import type { MemoAttributes } from '@memex/contracts';
 import { checkpointAfterErase, compressText, decompressText, openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { EncodedDocument, SparseVector } from '@memex/text';
+import { decodeFloat16, encodeFloat16 } from './float16';
 import { GraphFiles } from './graphFiles';
 import { CatalogMemory, ModelMemory, type DenseSearchOptions, type ModelMemoryOptions, type SavedGraph } from './memory';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from './port';
@@ -105,11 +106,17 @@ export interface EmbeddedIndexOptions {
 /** Changes older than this are pruned; a process further behind reloads everything. */
 const CHANGE_RETENTION_MS = 60 * 60 * 1000;
 
-function encodeDense(v: Float32Array): Buffer {
-  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+/**
+ * A chunk's vector at rest: float16 (2 bytes a component; what rescoring reads is within 2⁻¹¹ of
+ * the embedding), or float32 as versions before wrote, and still write when not `compact`.
+ */
+function encodeDense(v: Float32Array, compact: boolean): Buffer {
+  return compact ? encodeFloat16(v) : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 }
 
-function decodeDense(b: Buffer): Float32Array {
+/** Either form, told apart by its size. */
+function decodeDense(b: Buffer, dimension: number): Float32Array {
+  if (b.byteLength === dimension * 2) return decodeFloat16(b);
   const out = new Float32Array(b.byteLength / 4);
   new Uint8Array(out.buffer).set(b);
   return out;
@@ -250,7 +257,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
       // Memory holds int8 vectors; the few best candidates are rescored with the stored floats.
       fullVectors: (chunkIds) => {
         const found = new Map<string, Float32Array>();
-        for (const row of this.stmts.denseOfMany.iterate(model, JSON.stringify(chunkIds))) found.set(row.chunk_id, decodeDense(row.dense));
+        for (const row of this.stmts.denseOfMany.iterate(model, JSON.stringify(chunkIds))) found.set(row.chunk_id, decodeDense(row.dense, dimension));
         return found;
       },
     });
@@ -344,7 +351,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
         index: row.idx,
         content: decompressText(row.content),
       },
-      decodeDense(row.dense),
+      decodeDense(row.dense, memory.dimension),
       decodeTerms(row.terms),
     );
   }
@@ -472,7 +479,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
         revision: memo.revision,
         idx: c.index,
         content: this.options.compact === false ? c.content : compressText(c.content),
-        dense: encodeDense(c.dense),
+        dense: encodeDense(c.dense, this.options.compact !== false),
         terms: encodeTerms(c.terms, this.options.compact !== false),
       });
     }
