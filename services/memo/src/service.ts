@@ -28,6 +28,7 @@ import { MemoCommandService } from './memo/handlers';
 import { getMemo, resolveMemo, searchTitles } from './memo/queries';
 import { SealedEventStore } from './eventStore/sealed';
 import { ReferenceClaims } from './memo/references';
+import { rowData } from './memo/rows';
 import { attributesAfterEach } from './memo/view';
 import { readLogPage } from './outbox/log';
 import { OutboxPublisher } from './outbox/publisher';
@@ -65,7 +66,8 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
   const { readModel } = stores;
   const store = new SealedEventStore(stores.store, keyring, {
     attributesAfterEach,
-    attributesAtRest: !config.MEMEX_SEAL_DEFLATE,
+    rowData,
+    olderRows: !config.MEMEX_SEAL_DEFLATE,
   });
   // The publisher calls `project` only from sweeps and publishes, which start after `commands` exists.
   const publisher: OutboxPublisher = new OutboxPublisher({

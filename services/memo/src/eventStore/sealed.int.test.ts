@@ -8,6 +8,7 @@ import { Subjects, type MemoEvent, type SealedEventBody } from '@memex/contracts
 import { Keyring, connectNats } from '@memex/runtime';
 import { startNatsServer, type NatsServerHandle } from '@memex/testing';
 import { decide, evolve, initialState, type MemoState } from '../memo/decider';
+import { rowData } from '../memo/rows';
 import { memoStream } from '../memo/streams';
 import { attributesAfterEach, toAttributes } from '../memo/view';
 import type { NewEvent, StoredEvent } from './port';
@@ -84,15 +85,23 @@ describe('sealed event store: the attribute snapshot', () => {
 
   it('keeps rows without the snapshot and seals the folded one into every form that goes out', async () => {
     const inner = new SqliteEventStore(join(dir, 'lean.db'));
-    const store = new SealedEventStore(inner, keyring, { attributesAfterEach });
+    const store = new SealedEventStore(inner, keyring, { attributesAfterEach, rowData });
     const { stream, events } = await memoEvents();
     const snapshots = events.map((e) => e.meta.memo);
     expect(snapshots[1]).toMatchObject({ title: 'Fog signals', summary: 'About fog horns.', tags: ['coast', 'fog', 'sound'] });
 
     const appended = await store.appendToStream(stream, events, { expectedVersion: 0 });
-    // At rest: the box holds the event's data and nothing else.
+    // At rest: the box holds the event's data and nothing else, less what the row gives back: the
+    // ids it shows in the clear, the tags' ids (derived from the memo's id and the tag).
     const rows = (await inner.readStream(stream)).events;
-    for (const [i, row] of rows.entries()) expect(await body(row)).toEqual({ data: events[i]!.data });
+    const [createdRow, summarizedRow] = await Promise.all(rows.map(body));
+    expect(Object.keys(createdRow!)).toEqual(['data']);
+    const { memoId: _m, projectId: _p, ...created } = events[0]!.data as Record<string, unknown>;
+    expect(createdRow!.data).toEqual({ ...created, tags: ['coast'] });
+    expect(summarizedRow).toEqual({ data: { revision: 1, summary: 'About fog horns.', tags: ['fog', 'sound'], at: expect.any(String) } });
+    // Reads give the data whole.
+    expect((await store.readStream(stream)).events.map((e) => e.data)).toEqual(events.map((e) => e.data));
+    expect((await store.readEvent(stream, 2))?.data).toEqual(events[1]!.data);
     // What the append returns (the outbox publishes it), the sweep and the log: data and snapshot.
     const unpublished = await store.readUnpublished({ limit: 10 });
     const log = await store.readLog({ after: 0, limit: 10 });
@@ -113,9 +122,9 @@ describe('sealed event store: the attribute snapshot', () => {
     await store.close();
   });
 
-  it('keeps the snapshot at rest for a rolling upgrade, and sends rows that hold one as they are', async () => {
+  it('keeps data whole and the snapshot at rest for a rolling upgrade, and sends rows that hold one as they are', async () => {
     const inner = new SqliteEventStore(join(dir, 'upgrade.db'));
-    const older = new SealedEventStore(inner, keyring, { attributesAfterEach, attributesAtRest: true });
+    const older = new SealedEventStore(inner, keyring, { attributesAfterEach, rowData, olderRows: true });
     const { stream, events } = await memoEvents();
     const appended = await older.appendToStream(stream, events, { expectedVersion: 0 });
     const rows = (await inner.readStream(stream)).events;
@@ -123,10 +132,11 @@ describe('sealed event store: the attribute snapshot', () => {
     expect(appended.events.map((e) => e.data)).toEqual(rows.map((e) => e.data));
 
     // A lean store reading those rows (after the upgrade) sends the very boxes that are stored.
-    const lean = new SealedEventStore(inner, keyring, { attributesAfterEach });
+    const lean = new SealedEventStore(inner, keyring, { attributesAfterEach, rowData });
     expect((await lean.readLog({ after: 0, limit: 10 })).map((e) => e.data)).toEqual(rows.map((e) => e.data));
     expect((await lean.readUnpublished({ limit: 10 })).map((e) => e.data)).toEqual(rows.map((e) => e.data));
     expect((await lean.readStream(stream)).events.map((e) => e.meta.memo)).toEqual(events.map((e) => e.meta.memo));
+    expect((await lean.readStream(stream)).events.map((e) => e.data)).toEqual(events.map((e) => e.data));
     await lean.close();
   });
 });

@@ -15,17 +15,27 @@ const isSealed = (data: unknown): data is SealedData =>
 /** The attribute snapshot after each of a stream's events (opened, in version order). */
 export type AttributesAfterEach = (events: readonly StoredEvent[]) => (MemoAttributes | null)[];
 
+/**
+ * What a row's box keeps of an event's data (`lean`), and the data whole again from that and the
+ * row's clear ids (`whole`). `whole` must take data written whole (older rows) as it is.
+ */
+export interface RowData {
+  lean(type: string, data: Record<string, unknown>): Record<string, unknown>;
+  whole(type: string, lean: Record<string, unknown>, ids: { memoId: string; projectId: string }): Record<string, unknown>;
+}
+
 export interface SealedEventStoreOptions {
   /**
    * How a stream's events give the attribute snapshot each goes out with: rows keep only `data`,
    * and the log and the outbox's sweep fold the stream to seal the snapshot back in.
    */
   attributesAfterEach: AttributesAfterEach;
+  rowData: RowData;
   /**
-   * Keep each event's snapshot in its row too, as versions before that did and still read
+   * Rows as versions before wrote them and still read: data whole, with the snapshot
    * (`MEMEX_SEAL_DEFLATE=false`, for a rolling upgrade: an older sweep publishes rows as they are).
    */
-  attributesAtRest?: boolean;
+  olderRows?: boolean;
 }
 
 /**
@@ -36,9 +46,11 @@ export interface SealedEventStoreOptions {
  * they return; the outbox publishes the sealed form, so the bus never sees plaintext either.
  * Shredding the key erases every copy at once: store rows, bus messages, backups.
  *
- * A row's box holds `data` only: `meta.memo`, the attribute snapshot, follows from the stream's
- * earlier events, so it is sealed into the form that goes out (what an append returns, what
- * `readUnpublished` and `readLog` give) and not kept a second time at rest for every event.
+ * A row's box holds `data` only, and of that only what nothing else gives back (`RowData`: not the
+ * ids the row shows in the clear, not ids derived from others): `meta.memo`, the attribute
+ * snapshot, follows from the stream's earlier events, so it is sealed into the form that goes out
+ * (what an append returns, what `readUnpublished` and `readLog` give) and not kept at rest for
+ * every event.
  */
 export class SealedEventStore implements EventStore {
   constructor(
@@ -55,11 +67,13 @@ export class SealedEventStore implements EventStore {
     return event.type !== 'MemoDeleted' && Boolean(event.meta.subject);
   }
 
-  /** `withAttributes`: the snapshot goes into the box (the form that goes out); without, the row's form. */
-  private async seal<E extends NewEvent>(event: E, { withAttributes }: { withAttributes: boolean }): Promise<E> {
+  /** `asRow`: the row's form (lean data, no snapshot); else the form that goes out (data whole, the snapshot). */
+  private async seal<E extends NewEvent>(event: E, { asRow }: { asRow: boolean }): Promise<E> {
     if (!SealedEventStore.sealable(event)) return event;
     const { memoId, projectId } = event.data as { memoId: string; projectId: string };
-    const body: SealedEventBody = withAttributes ? { data: event.data, memo: event.meta.memo ?? null } : { data: event.data };
+    const body: SealedEventBody = asRow
+      ? { data: this.options.rowData.lean(event.type, event.data as Record<string, unknown>) }
+      : { data: event.data, memo: event.meta.memo ?? null };
     const sealed = await this.keyring.sealJson(projectId, memoId, body);
     const { memo: _memo, ...meta } = event.meta;
     return { ...event, data: { memoId, projectId, sealed } satisfies SealedData, meta };
@@ -68,9 +82,10 @@ export class SealedEventStore implements EventStore {
   /** A row's `meta.memo` stays undefined when its box holds no snapshot. */
   private async open(event: StoredEvent): Promise<StoredEvent> {
     if (!isSealed(event.data)) return event;
-    const body = await this.keyring.openJson<SealedEventBody>(event.data.projectId, event.data.memoId, event.data.sealed);
+    const { memoId, projectId, sealed } = event.data;
+    const body = await this.keyring.openJson<SealedEventBody>(projectId, memoId, sealed);
     const meta = body.memo === undefined ? event.meta : { ...event.meta, memo: body.memo };
-    return { ...event, data: body.data, meta };
+    return { ...event, data: this.options.rowData.whole(event.type, body.data as Record<string, unknown>, { memoId, projectId }), meta };
   }
 
   /**
@@ -90,7 +105,7 @@ export class SealedEventStore implements EventStore {
         await Promise.all(
           events.map(async (event, i) => {
             if (!wanted.has(event.id)) return;
-            const sealed = event.meta.memo === undefined ? await this.seal({ ...event, meta: { ...event.meta, memo: attributes[i] ?? null } }, { withAttributes: true }) : null;
+            const sealed = event.meta.memo === undefined ? await this.seal({ ...event, meta: { ...event.meta, memo: attributes[i] ?? null } }, { asRow: false }) : null;
             ready.set(event.id, sealed);
           }),
         );
@@ -115,22 +130,22 @@ export class SealedEventStore implements EventStore {
 
   /** Returns the events as they go out (sealed, with their snapshots), ready for the outbox. */
   async appendToStream(streamName: string, events: readonly NewEvent[], options: { expectedVersion: number }): Promise<AppendResult> {
-    const atRest = this.options.attributesAtRest === true;
-    const rows = await Promise.all(events.map((e) => this.seal(e, { withAttributes: atRest })));
+    const older = this.options.olderRows === true;
+    const rows = await Promise.all(events.map((e) => this.seal(e, { asRow: !older })));
     const appended = await this.inner.appendToStream(streamName, rows, options);
-    if (atRest) return appended;
+    if (older) return appended;
     const byId = new Map(events.map((e) => [e.id, e]));
     const out = await Promise.all(
       appended.events.map((row) => {
         const event = byId.get(row.id);
-        return event && SealedEventStore.sealable(event) ? this.seal({ ...row, data: event.data, meta: event.meta }, { withAttributes: true }) : row;
+        return event && SealedEventStore.sealable(event) ? this.seal({ ...row, data: event.data, meta: event.meta }, { asRow: false }) : row;
       }),
     );
     return { nextVersion: appended.nextVersion, events: out };
   }
 
   async eraseStream(streamName: string, tombstone: NewEvent, options: { expectedVersion: number }): Promise<AppendResult> {
-    return this.inner.eraseStream(streamName, await this.seal(tombstone, { withAttributes: true }), options);
+    return this.inner.eraseStream(streamName, await this.seal(tombstone, { asRow: false }), options);
   }
 
   /** As they go out (sealed, with their snapshots). */
