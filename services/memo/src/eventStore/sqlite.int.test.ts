@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { eventStoreContract } from './contract';
@@ -52,6 +53,36 @@ describe('SQLite event rows at rest', () => {
       expect((db2.prepare('SELECT subject FROM events WHERE stream = ?').get('memo-p-2-m-1') as { subject: string }).subject).toBe('memex.evt.memo.p-2.m-1');
       db2.close();
       expect((await store.readStream('memo-p-2-m-1')).events[0]!.meta.subject).toBe('memex.evt.memo.p-2.m-1');
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("keeps a sealed event's ids and box as bytes, anything else as (deflated) JSON, and reads every form back", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
+    const path = join(dir, 'memo.db');
+    const store = new SqliteEventStore(path);
+    try {
+      const [memoId, projectId] = [randomUUID(), randomUUID()];
+      const box = randomBytes(901); // base64 ends in padding
+      const datas = [
+        { memoId, projectId, sealed: box.toString('base64') },
+        // Not what SealedEventStore writes: an id that is no lowercase uuid, base64 not in its canonical form, another field.
+        { memoId: memoId.toUpperCase(), projectId, sealed: box.toString('base64') },
+        { memoId, projectId, sealed: box.toString('base64').replace(/=+$/, '') },
+        { memoId, projectId, sealed: box.toString('base64'), extra: 1 },
+      ];
+      const events = datas.map((data) => ({ id: randomUUID(), type: 'MemoCreated', data, meta: {}, occurredAt: new Date().toISOString() }));
+      await store.appendToStream('memo-data', events, { expectedVersion: 0 });
+      expect((await store.readStream('memo-data')).events.map((e) => e.data)).toEqual(datas);
+      const db = new Database(path, { readonly: true });
+      const rows = db.prepare('SELECT data FROM events WHERE stream = ? ORDER BY version').all('memo-data') as { data: Buffer }[];
+      db.close();
+      expect(rows[0]!.data.byteLength).toBe(1 + 16 + 16 + box.byteLength);
+      expect(rows[0]!.data.subarray(33).equals(box)).toBe(true);
+      // The others are JSON (deflated: base64 shrinks a little), which never starts with the bytes form's flag.
+      for (const row of rows.slice(1)) expect([row.data[0] === 0xfe, JSON.parse(inflateRawSync(row.data).toString()) as unknown]).toEqual([false, expect.any(Object)]);
     } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
