@@ -55,6 +55,10 @@ describe('keyring (crypto-shredding)', () => {
     expect(text[0]).toBe(2);
     expect(text.byteLength).toBeLessThan(prose.byteLength / 2);
     expect((await ring.open(p, m, text)).equals(prose)).toBe(true);
+    // Per call, deflate can be left out (what is sealed often and kept briefly).
+    const quick = await ring.seal(p, m, prose, { deflate: false });
+    expect([quick[0], quick.byteLength]).toEqual([1, prose.byteLength + 29]);
+    expect(await ring.openJson(p, m, await ring.sealJson(p, m, { prose: prose.toString() }, { deflate: false }))).toEqual({ prose: prose.toString() });
     // Random bytes (a compressed file), small or large, are sealed as they are: format 1, 29 bytes of overhead.
     for (const size of [200, 100_000]) {
       const noise = randomBytes(size);

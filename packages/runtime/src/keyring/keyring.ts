@@ -54,6 +54,14 @@ const b64url = (value: string) => Buffer.from(value, 'utf8').toString('base64url
 const kvKey = (projectId: string, memoId: string) => `${b64url(projectId)}.${b64url(memoId)}`;
 const aad = (projectId: string, memoId: string) => Buffer.from(`memex:memo:${projectId}:${memoId}`, 'utf8');
 
+export interface SealOptions {
+  /**
+   * Deflate before sealing when that is smaller (default: the keyring's `deflate`). False for what
+   * is sealed often and kept briefly, where deflate's CPU buys nothing (bus messages).
+   */
+  deflate?: boolean;
+}
+
 /**
  * Per-memo data keys for crypto-shredding. One random 256-bit key per memo, held in a NATS KV bucket
  * with history 1, outside the event log and the bus streams. Sealing is AES-256-GCM with a random
@@ -151,9 +159,9 @@ export class Keyring {
    * encryption lets the sealed length hint at how repetitive the plaintext is; everything in one
    * sealed box comes from the same memo, whose owner wrote all of it.
    */
-  async seal(projectId: string, memoId: string, plaintext: Uint8Array): Promise<Buffer> {
+  async seal(projectId: string, memoId: string, plaintext: Uint8Array, { deflate = this.deflate }: SealOptions = {}): Promise<Buffer> {
     const key = await this.key(projectId, memoId);
-    const deflated = this.deflate ? deflateIfSmaller(plaintext) : undefined;
+    const deflated = deflate ? deflateIfSmaller(plaintext) : undefined;
     const nonce = randomBytes(NONCE_BYTES);
     const cipher = createCipheriv('aes-256-gcm', key, nonce);
     cipher.setAAD(aad(projectId, memoId));
@@ -186,8 +194,8 @@ export class Keyring {
   }
 
   /** Seals a JSON value as a base64 string (for fields of JSON messages and rows). */
-  async sealJson(projectId: string, memoId: string, value: unknown): Promise<string> {
-    return (await this.seal(projectId, memoId, Buffer.from(JSON.stringify(value), 'utf8'))).toString('base64');
+  async sealJson(projectId: string, memoId: string, value: unknown, options: SealOptions = {}): Promise<string> {
+    return (await this.seal(projectId, memoId, Buffer.from(JSON.stringify(value), 'utf8'), options)).toString('base64');
   }
 
   async openJson<T>(projectId: string, memoId: string, sealed: string): Promise<T> {

@@ -74,7 +74,9 @@ export class SealedEventStore implements EventStore {
     const body: SealedEventBody = asRow
       ? { data: this.options.rowData.lean(event.type, event.data as Record<string, unknown>) }
       : { data: event.data, memo: event.meta.memo ?? null };
-    const sealed = await this.keyring.sealJson(projectId, memoId, body);
+    // What goes out is not deflated: the bus keeps it only until every consumer has it, and each
+    // event is sealed twice (row, message); deflating the second would double that CPU for nothing lasting.
+    const sealed = await this.keyring.sealJson(projectId, memoId, body, asRow ? {} : { deflate: false });
     const { memo: _memo, ...meta } = event.meta;
     return { ...event, data: { memoId, projectId, sealed } satisfies SealedData, meta };
   }
