@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { inflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
 import { tempDir } from '@memex/testing';
@@ -89,6 +90,9 @@ describe('embedded search index on disk', () => {
     expect(Buffer.isBuffer(row.content)).toBe(true);
     const catalogRow = db.prepare('SELECT memo FROM catalog WHERE memo_id = ?').get(m) as { memo: unknown };
     expect(Buffer.isBuffer(catalogRow.memo)).toBe(true);
+    // The attributes without the ids the row has in columns.
+    const { projectId: _p, memoId: _m, ...rest } = attrs(p, m);
+    expect(JSON.parse(inflateRawSync(catalogRow.memo as Buffer).toString())).toEqual(rest);
     expect(row.content.byteLength).toBeLessThan(text.length / 2);
     const terms = termFrequencies(text);
     expect(row.terms.byteLength).toBe(8 + 6 * terms.indices.length);
@@ -114,6 +118,8 @@ describe('embedded search index on disk', () => {
     const hits = await second.searchSparse('m', encodeQuery('quay crane'), query);
     expect(await second.getChunks('m', m)).toEqual([{ chunkId: chunkId(m, 1, 0), revision: 1, index: 0, content: text }]);
     expect(await second.getChunks('m', old)).toEqual([{ chunkId: chunkId(old, 1, 0), revision: 1, index: 0, content: oldText }]);
+    expect((await second.getCatalog(m))?.memo).toEqual(attrs(p, m));
+    expect((await second.getCatalog(old))?.memo).toEqual(attrs(p, old));
     await second.close();
     // The same two chunks written the new way score the same: the old row's frequencies were read right.
     const fresh = new EmbeddedSearchIndex(join(dir.path, 'fresh.db'));

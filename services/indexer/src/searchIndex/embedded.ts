@@ -158,12 +158,28 @@ function decodeTerms(b: Buffer): EncodedDocument {
   return { indices, values, length: b.readUInt32LE(4) };
 }
 
+/**
+ * A catalog row's attributes: deflated JSON without the ids the row has in columns (compact), or
+ * the attributes' whole JSON as earlier versions wrote it (and still write when not compact).
+ */
+function packAttributes(memo: MemoAttributes, compact: boolean): string | Buffer {
+  if (!compact) return JSON.stringify(memo);
+  const { projectId: _projectId, memoId: _memoId, ...rest } = memo;
+  return compressText(JSON.stringify(rest));
+}
+
+/** Either form of a row that is not a deletion. */
+function rowAttributes(row: CatalogRow & { memo: string | Buffer }): MemoAttributes {
+  const stored = JSON.parse(decompressText(row.memo)) as Partial<MemoAttributes>;
+  return (stored.memoId === undefined ? { projectId: row.project_id, memoId: row.memo_id, ...stored } : stored) as MemoAttributes;
+}
+
 function toEntry(row: CatalogRow): CatalogEntry {
   return {
     memoId: row.memo_id,
     projectId: row.project_id,
     version: row.version,
-    memo: row.memo === null ? null : (JSON.parse(decompressText(row.memo)) as MemoAttributes),
+    memo: row.memo === null ? null : rowAttributes({ ...row, memo: row.memo }),
   };
 }
 
@@ -413,10 +429,10 @@ export class EmbeddedSearchIndex implements SearchIndex {
   private catalogWrite(update: CatalogUpdate): boolean {
     const row = this.stmts.catalogRow.get(update.memoId);
     if (row && row.version >= update.version) return false;
-    const previous = row?.memo ? (JSON.parse(decompressText(row.memo)) as MemoAttributes) : null;
     if (row && row.memo === null) return false; // deleted for good
-    const memo = update.memo ? JSON.stringify(update.memo) : null;
-    this.stmts.upsertCatalog.run(update.memoId, update.projectId, update.version, memo === null || this.options.compact === false ? memo : compressText(memo));
+    const previous = row ? rowAttributes({ ...row, memo: row.memo! }) : null;
+    const memo = update.memo ? packAttributes(update.memo, this.options.compact !== false) : null;
+    this.stmts.upsertCatalog.run(update.memoId, update.projectId, update.version, memo);
     // A deletion or a new revision removes chunks; any other change is to attributes alone.
     let chunksRemoved = false;
     if (update.memo === null) {
@@ -466,8 +482,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     const row = this.stmts.catalogRow.get(memo.memoId);
     if (row) {
       if (row.memo === null) return false;
-      const known = JSON.parse(decompressText(row.memo)) as MemoAttributes;
-      if (known.revision > memo.revision) return false;
+      if (rowAttributes({ ...row, memo: row.memo }).revision > memo.revision) return false;
     }
     this.stmts.deleteMemoModelChunks.run(memo.memoId, model);
     for (const c of chunks) {
