@@ -25,8 +25,9 @@ export interface ContentRef {
   /** The sealed content itself, base64 (content up to the inline limit). */
   inline?: string;
   /**
-   * In the memo service's read model only: the inline content is that of the memo stream's event
-   * with this version, which keeps it (once); the memo service puts it back before it answers.
+   * In the memo service's read model only: the content is that of the memo stream's event with this
+   * version, which keeps it (once) with its digest (here ''); the memo service puts the event's
+   * reference in its place before it answers.
    */
   event?: number;
   length: number;

@@ -172,12 +172,12 @@ export class MemoCommandService {
    */
   async withContent(record: MemoRecord): Promise<MemoView | undefined> {
     const { memo } = record;
-    const { event: version, ...ref } = memo.content_ref;
+    const version = memo.content_ref.event;
     if (version === undefined) return memo;
     try {
       const event = await this.deps.store.readEvent(memoStream(record.projectId, memo.uuid), version);
-      const inline = (event?.data as { content?: ContentRef } | undefined)?.content?.inline;
-      return inline === undefined ? undefined : { ...memo, content_ref: { ...ref, inline } };
+      const content = (event?.data as { content?: ContentRef } | undefined)?.content;
+      return content?.inline === undefined ? undefined : { ...memo, content_ref: content };
     } catch (error) {
       if (error instanceof KeyErasedError) return undefined;
       throw error;

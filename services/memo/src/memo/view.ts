@@ -34,8 +34,8 @@ export function toMemo(memo: MemoData): MemoView {
 
 /**
  * The memo as the read model stores it: like `toMemo`, but inline content by the version of the
- * event that holds the very same sealed bytes, so the memo's text is kept once (the event store
- * has it). `events`: the stream's events with their versions, oldest first.
+ * event that holds the very same reference (sealed bytes and digest), so the memo's text is kept
+ * once (the event store has it). `events`: the stream's events with their versions, oldest first.
  */
 export function toStoredMemo(memo: MemoData, events: readonly { version: number; data: unknown }[]): MemoView {
   const view = toMemo(memo);
@@ -43,8 +43,7 @@ export function toStoredMemo(memo: MemoData, events: readonly { version: number;
   if (inline === undefined) return view;
   const holder = events.findLast((e) => (e.data as { content?: { inline?: string } }).content?.inline === inline);
   if (!holder) return view;
-  const { inline: _inline, ...ref } = view.content_ref;
-  return { ...view, content_ref: { ...ref, event: holder.version } };
+  return { ...view, content_ref: { length: view.content_ref.length, digest: '', event: holder.version } };
 }
 
 /** What every published event carries for projections (see `MemoEventMessage.memo`). */
