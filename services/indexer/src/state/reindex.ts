@@ -117,6 +117,10 @@ export class Reindexer {
     try {
       while (next.events.length > 0) {
         if (this.stopped) return;
+        const reached = next.events.at(-1)!.position;
+        // The memo service reads (and seals) the next page while this one is embedded and written.
+        const following = reached >= total ? undefined : page(reached);
+        following?.catch(() => undefined); // awaited below, unless this page fails first
         const opened = (
           await Promise.all(
             next.events.map(({ message }) =>
@@ -140,10 +144,9 @@ export class Reindexer {
             todo.map(({ memoId, projectId, revision }, i) => ({ memo: { memoId, projectId, revision }, chunks: embedded[i]! })),
           );
         }
-        const reached = next.events.at(-1)!.position;
         replayed = Math.min(reached, total);
-        if (reached >= total) break;
-        next = await page(reached);
+        if (!following) break;
+        next = await following;
       }
       replayed = total;
       const switched = await store.update((s) =>
