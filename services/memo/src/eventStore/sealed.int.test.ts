@@ -4,13 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Subjects, type MemoEvent, type SealedEventBody } from '@memex/contracts';
+import { Subjects, type SealedEventBody } from '@memex/contracts';
 import { Keyring, connectNats } from '@memex/runtime';
 import { startNatsServer, type NatsServerHandle } from '@memex/testing';
-import { decide, evolve, initialState, type MemoState } from '../memo/decider';
+import { decide, initialState, type MemoState } from '../memo/decider';
+import { toNewEvents } from '../memo/handlers';
 import { rowData } from '../memo/rows';
 import { memoStream } from '../memo/streams';
-import { attributesAfterEach, toAttributes } from '../memo/view';
+import { attributesAfterEach } from '../memo/view';
 import type { NewEvent, StoredEvent } from './port';
 import { SealedEventStore } from './sealed';
 import { SqliteEventStore } from './sqlite';
@@ -39,7 +40,7 @@ describe('sealed event store: the attribute snapshot', () => {
     await keyring.create(projectId, memoId);
     const now = new Date().toISOString();
     let state: MemoState = initialState();
-    const decided: MemoEvent[] = [];
+    const events: NewEvent[] = [];
     for (const command of [
       {
         type: 'CreateMemo' as const,
@@ -59,22 +60,10 @@ describe('sealed event store: the attribute snapshot', () => {
       },
       { type: 'RecordSummary' as const, projectId, revision: 1, summary: 'About fog horns.', tags: ['fog', 'sound'], now },
     ]) {
-      for (const event of decide(command, state)) {
-        state = evolve(state, event);
-        decided.push(event);
-      }
+      const made = toNewEvents(decide(command, state), state, { commandId: randomUUID(), subject: Subjects.memoEvents(projectId, memoId) }, now);
+      events.push(...made.events);
+      state = made.next;
     }
-    let after: MemoState = initialState();
-    const events = decided.map((event) => {
-      after = evolve(after, event);
-      return {
-        id: randomUUID(),
-        type: event.type,
-        data: event.data,
-        occurredAt: now,
-        meta: { commandId: randomUUID(), subject: Subjects.memoEvents(projectId, memoId), memo: toAttributes(after) },
-      };
-    });
     return { projectId, memoId, stream: memoStream(projectId, memoId), events };
   }
 

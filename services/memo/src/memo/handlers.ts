@@ -59,6 +59,35 @@ interface Executed {
 /** Version conflicts retried before giving up: each retry re-reads the stream and decides again. */
 const MAX_ATTEMPTS = 20;
 
+/**
+ * A command's decided events as the store takes them, each with the memo's attribute snapshot after
+ * it (what it goes out with), and the state after the last.
+ */
+export function toNewEvents(
+  decided: readonly MemoEvent[],
+  state: MemoState,
+  meta: { commandId: string; requestId?: string | undefined; subject: string },
+  now: string,
+): { events: NewEvent[]; next: MemoState } {
+  let next = state;
+  const events = decided.map((event): NewEvent => {
+    next = evolve(next, event);
+    return {
+      id: uuidV7(),
+      type: event.type,
+      data: event.data,
+      occurredAt: now,
+      meta: {
+        commandId: meta.commandId,
+        ...(meta.requestId ? { requestId: meta.requestId } : {}),
+        subject: meta.subject,
+        memo: toAttributes(next),
+      },
+    };
+  });
+  return { events, next };
+}
+
 export function toDomainEvents(stored: readonly StoredEvent[]): MemoEvent[] {
   return stored.map((e) => ({ type: e.type, data: e.data }) as MemoEvent);
 }
@@ -112,22 +141,7 @@ export class MemoCommandService {
       const decided = decide(command(now), state);
       if (decided.length === 0) return { before: state, state, applied: false };
 
-      let next = state;
-      const events: NewEvent[] = decided.map((event) => {
-        next = evolve(next, event);
-        return {
-          id: uuidV7(),
-          type: event.type,
-          data: event.data,
-          occurredAt: now,
-          meta: {
-            commandId: context.commandId,
-            ...(context.requestId ? { requestId: context.requestId } : {}),
-            subject,
-            memo: toAttributes(next),
-          },
-        };
-      });
+      const { events, next } = toNewEvents(decided, state, { ...context, subject }, now);
       try {
         const appended = erase
           ? await this.deps.store.eraseStream(stream, onlyOne(events), { expectedVersion: version })
