@@ -85,11 +85,10 @@ describe('nats-server killed under write load', () => {
         const downUntil = Math.max(...readiness.filter((r) => r.at >= lost.at && r.at < back.at && !r.ready).map((r) => r.at));
         outages.push({ lostAt: lost.at, downUntil, lostMs: lost.at - killedAt, backMs: back.at - killedAt });
         expect(natsPid(), 'the start script restarted nats-server').not.toBe(pid);
-        // Writes go through again after the recovery (on a CI machine running other suites beside
-        // this one, every service's reconnect can take a while: the bound is about recovering, and
-        // a failure says what the writes since the kill got).
+        // Writes go through again after the recovery (a failure says what the writes since the kill got:
+        // 503 the gateway saw NATS down, 504 no service answered the command, 0 no connection).
         const after = writes.filter((x) => x.status === 200).length;
-        await eventually(() => writes.filter((x) => x.status === 200).length > after + WRITERS, 60_000, 50).catch((error: unknown) => {
+        await eventually(() => writes.filter((x) => x.status === 200).length > after + WRITERS, 30_000, 50).catch((error: unknown) => {
           const since = writes.filter((x) => x.startedAt >= killedAt);
           const got = since.reduce<Record<number, number>>((m, x) => ({ ...m, [x.status]: (m[x.status] ?? 0) + 1 }), {});
           throw new Error(`writes did not resume after kill ${k + 1} (readiness back after ${back.at - killedAt} ms); since the kill: ${JSON.stringify(got)}`, { cause: error });

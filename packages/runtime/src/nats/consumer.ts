@@ -58,6 +58,12 @@ export function backoffMs(deliveryCount: number, baseMs = 500): number {
  * the dead-letter stream and `term()` so the message stops coming back. Acknowledgements are sent
  * only after the handler has resolved: a crash before that redelivers the message.
  */
+/**
+ * How long one pull request lives (idle heartbeats every half of it). Bounds how long a consumer
+ * stays idle after a NATS restart, at the cost of one pull request per consumer this often.
+ */
+export const CONSUME_EXPIRES_MS = 5_000;
+
 export async function runConsumer(options: RunConsumerOptions): Promise<ConsumerRunner> {
   const { js, stream, consumer, logger, concurrency, handle, handleBatch, onDeadLetter, metrics, retry } = options;
   const handled = metrics?.counter('memex_consumer_messages_total', 'Messages a durable consumer handled, by outcome');
@@ -67,8 +73,11 @@ export async function runConsumer(options: RunConsumerOptions): Promise<Consumer
   const batchSize = handleBatch ? Math.max(1, options.batchSize ?? 64) : 1;
   const lingerMs = Math.max(0, options.lingerMs ?? 0);
   const c = await js.consumers.get(stream, consumer);
-  // Enough in hand that the next batches are waiting while one is handled.
-  const messages = await c.consume({ max_messages: Math.max(1, concurrency * batchSize * (handleBatch ? 2 : 1)) });
+  // Enough in hand that the next batches are waiting while one is handled. Pulls expire after
+  // CONSUME_EXPIRES_MS rather than the client's 30 s: after a reconnect the client checks the
+  // consumer before pulling again, and when that check fails (a restarted server's JetStream still
+  // coming up) it waits half to one and a half pull lifetimes before the next try, 15-45 s by default.
+  const messages = await c.consume({ max_messages: Math.max(1, concurrency * batchSize * (handleBatch ? 2 : 1)), expires: CONSUME_EXPIRES_MS });
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
 
