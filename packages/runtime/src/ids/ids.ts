@@ -3,21 +3,23 @@ import { createHash, randomBytes } from 'node:crypto';
 /** Namespace for every name-based id Memex derives (chunks, tags, index points). */
 export const MEMEX_NAMESPACE = '6f1c9a52-3c2e-4f0e-9d7b-2a8e5b1c4d90';
 
-function uuidBytes(uuid: string): Buffer {
+/** A uuid's 16 bytes. */
+export function uuidToBytes(uuid: string): Buffer {
   return Buffer.from(uuid.replaceAll('-', ''), 'hex');
 }
 
-function format(bytes: Buffer): string {
-  const hex = bytes.toString('hex');
+/** The uuid (lowercase, with dashes) of the 16 bytes at `offset`. */
+export function uuidFromBytes(bytes: Buffer, offset = 0): string {
+  const hex = bytes.toString('hex', offset, offset + 16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
 /** RFC 9562 version 5 (SHA-1, name-based): the same name always gives the same id. */
 export function uuidV5(name: string, namespace: string = MEMEX_NAMESPACE): string {
-  const hash = createHash('sha1').update(uuidBytes(namespace)).update(name, 'utf8').digest().subarray(0, 16);
+  const hash = createHash('sha1').update(uuidToBytes(namespace)).update(name, 'utf8').digest().subarray(0, 16);
   hash[6] = (hash[6]! & 0x0f) | 0x50;
   hash[8] = (hash[8]! & 0x3f) | 0x80;
-  return format(Buffer.from(hash));
+  return uuidFromBytes(hash);
 }
 
 /** RFC 9562 version 7: time-ordered, so ids sort by creation and index well. */
@@ -26,7 +28,7 @@ export function uuidV7(now: number = Date.now()): string {
   bytes.writeUIntBE(now, 0, 6);
   bytes[6] = (bytes[6]! & 0x0f) | 0x70;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  return format(bytes);
+  return uuidFromBytes(bytes);
 }
 
 /** The id of chunk `index` of a memo's content revision; stable across redeliveries and restarts. */

@@ -1,4 +1,4 @@
-import { compressText, decompressText, groupCommit, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
+import { compressText, decompressText, groupCommit, openSqlite, uuidFromBytes, uuidToBytes, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
 import { isSubjectToken, Subjects } from '@memex/contracts';
 import { VersionConflictError, type AppendResult, type EventMeta, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent } from './port';
 
@@ -42,11 +42,6 @@ function derivedSubject(data: unknown): string | undefined {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const uuidBytes = (id: string) => Buffer.from(id.replaceAll('-', ''), 'hex');
-const uuidText = (bytes: Buffer, at: number) => {
-  const hex = bytes.toString('hex', at, at + 16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-};
 
 const META_COMMAND = 1;
 const META_REQUEST = 2;
@@ -62,21 +57,20 @@ function packMeta(meta: EventMeta): string | Buffer {
   if (Object.values(rest).some((v) => v !== undefined) || ids.some((id) => id !== undefined && (typeof id !== 'string' || !UUID.test(id)))) {
     return JSON.stringify(meta);
   }
-  const parts = ids.filter((id): id is string => id !== undefined).map(uuidBytes);
+  const parts = ids.filter((id): id is string => id !== undefined).map((id) => uuidToBytes(id));
   return Buffer.concat([Buffer.of((commandId !== undefined ? META_COMMAND : 0) | (requestId !== undefined ? META_REQUEST : 0)), ...parts]);
 }
 
 function unpackMeta(stored: string | Buffer): EventMeta {
   if (typeof stored === 'string') return JSON.parse(stored) as EventMeta;
-  const uuid = (at: number) => uuidText(stored, at);
   const flags = stored[0]!;
   const meta: EventMeta = {};
   let at = 1;
   if (flags & META_COMMAND) {
-    meta.commandId = uuid(at);
+    meta.commandId = uuidFromBytes(stored, at);
     at += 16;
   }
-  if (flags & META_REQUEST) meta.requestId = uuid(at);
+  if (flags & META_REQUEST) meta.requestId = uuidFromBytes(stored, at);
   return meta;
 }
 
@@ -96,14 +90,14 @@ function packData(data: unknown): string | Buffer {
   const { memoId, projectId, sealed, ...rest } = (data ?? {}) as { memoId?: unknown; projectId?: unknown; sealed?: unknown };
   if (Object.keys(rest).length === 0 && typeof memoId === 'string' && typeof projectId === 'string' && typeof sealed === 'string' && UUID.test(memoId) && UUID.test(projectId)) {
     const box = Buffer.from(sealed, 'base64');
-    if (box.toString('base64') === sealed) return Buffer.concat([Buffer.of(SEALED_DATA), uuidBytes(memoId), uuidBytes(projectId), box]);
+    if (box.toString('base64') === sealed) return Buffer.concat([Buffer.of(SEALED_DATA), uuidToBytes(memoId), uuidToBytes(projectId), box]);
   }
   return compressText(JSON.stringify(data));
 }
 
 function unpackData(stored: string | Buffer): unknown {
   if (typeof stored !== 'string' && stored[0] === SEALED_DATA) {
-    return { memoId: uuidText(stored, 1), projectId: uuidText(stored, 17), sealed: stored.toString('base64', 33) };
+    return { memoId: uuidFromBytes(stored, 1), projectId: uuidFromBytes(stored, 17), sealed: stored.toString('base64', 33) };
   }
   return JSON.parse(decompressText(stored)) as unknown;
 }
