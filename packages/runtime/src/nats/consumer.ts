@@ -53,17 +53,17 @@ export function backoffMs(deliveryCount: number, baseMs = 500): number {
 }
 
 /**
- * Runs a durable pull consumer: bounded concurrency, explicit acks, `working()` heartbeats for long
- * handlers, exponential backoff on failure and, once `maxDeliver` deliveries have failed, a copy to
- * the dead-letter stream and `term()` so the message stops coming back. Acknowledgements are sent
- * only after the handler has resolved: a crash before that redelivers the message.
- */
-/**
  * How long one pull request lives (idle heartbeats every half of it). Bounds how long a consumer
  * stays idle after a NATS restart, at the cost of one pull request per consumer this often.
  */
 export const CONSUME_EXPIRES_MS = 5_000;
 
+/**
+ * Runs a durable pull consumer: bounded concurrency, explicit acks, `working()` heartbeats for long
+ * handlers, exponential backoff on failure and, once `maxDeliver` deliveries have failed, a copy to
+ * the dead-letter stream and `term()` so the message stops coming back. Acknowledgements are sent
+ * only after the handler has resolved: a crash before that redelivers the message.
+ */
 export async function runConsumer(options: RunConsumerOptions): Promise<ConsumerRunner> {
   const { js, stream, consumer, logger, concurrency, handle, handleBatch, onDeadLetter, metrics, retry } = options;
   const handled = metrics?.counter('memex_consumer_messages_total', 'Messages a durable consumer handled, by outcome');
