@@ -398,6 +398,11 @@ export function evolve(state: MemoState, event: MemoEvent): MemoState {
   }
 }
 
+/** Stored events (opened) as the decider's events. */
+export function toDomainEvents(stored: readonly { type: string; data: unknown }[]): MemoEvent[] {
+  return stored.map((e) => ({ type: e.type, data: e.data }) as MemoEvent);
+}
+
 export function fold(events: readonly MemoEvent[], state: MemoState = initialState()): MemoState {
   return events.reduce(evolve, state);
 }

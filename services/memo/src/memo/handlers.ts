@@ -25,7 +25,7 @@ import {
 import { VersionConflictError, type EventStore, type NewEvent, type StoredEvent } from '../eventStore/port';
 import type { OutboxPublisher } from '../outbox/publisher';
 import type { MemoReadModel, MemoRecord } from '../readModel/port';
-import { decide, evolve, fold, type MemoCommand, type MemoState } from './decider';
+import { decide, evolve, fold, toDomainEvents, type MemoCommand, type MemoState } from './decider';
 import type { ReferenceClaims } from './references';
 import { memoStream } from './streams';
 import { toAttributes, toMemo, toStoredMemo } from './view';
@@ -86,10 +86,6 @@ export function toNewEvents(
     };
   });
   return { events, next };
-}
-
-export function toDomainEvents(stored: readonly StoredEvent[]): MemoEvent[] {
-  return stored.map((e) => ({ type: e.type, data: e.data }) as MemoEvent);
 }
 
 /**

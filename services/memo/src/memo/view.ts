@@ -1,6 +1,6 @@
-import { EMPTY_CHUNKS, type MemoAttributes, type MemoEvent, type MemoView } from '@memex/contracts';
+import { EMPTY_CHUNKS, type MemoAttributes, type MemoView } from '@memex/contracts';
 import type { StoredEvent } from '../eventStore/port';
-import { evolve, initialState, isPending, type MemoData, type MemoState } from './decider';
+import { evolve, initialState, isPending, toDomainEvents, type MemoData, type MemoState } from './decider';
 
 /**
  * The memo as the read model keeps it and GET's query answers: the spec's memo (2.1) with the
@@ -69,5 +69,5 @@ export function toAttributes(state: MemoState): MemoAttributes | null {
 /** The snapshot after each of a stream's events, in order: what each one goes out with. */
 export function attributesAfterEach(events: readonly StoredEvent[]): (MemoAttributes | null)[] {
   let state = initialState();
-  return events.map((e) => toAttributes((state = evolve(state, { type: e.type, data: e.data } as MemoEvent))));
+  return toDomainEvents(events).map((event) => toAttributes((state = evolve(state, event))));
 }
