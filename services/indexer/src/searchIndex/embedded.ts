@@ -168,9 +168,9 @@ function packAttributes(memo: MemoAttributes, compact: boolean): string | Buffer
   return compressText(JSON.stringify(rest));
 }
 
-/** Either form of a row that is not a deletion. */
-function rowAttributes(row: CatalogRow & { memo: string | Buffer }): MemoAttributes {
-  const stored = JSON.parse(decompressText(row.memo)) as Partial<MemoAttributes>;
+/** Either form of a row's attributes (`memo`: the row's, not a deletion). */
+function rowAttributes(row: CatalogRow, memo: string | Buffer): MemoAttributes {
+  const stored = JSON.parse(decompressText(memo)) as Partial<MemoAttributes>;
   return (stored.memoId === undefined ? { projectId: row.project_id, memoId: row.memo_id, ...stored } : stored) as MemoAttributes;
 }
 
@@ -179,7 +179,7 @@ function toEntry(row: CatalogRow): CatalogEntry {
     memoId: row.memo_id,
     projectId: row.project_id,
     version: row.version,
-    memo: row.memo === null ? null : rowAttributes({ ...row, memo: row.memo }),
+    memo: row.memo === null ? null : rowAttributes(row, row.memo),
   };
 }
 
@@ -430,7 +430,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     const row = this.stmts.catalogRow.get(update.memoId);
     if (row && row.version >= update.version) return false;
     if (row && row.memo === null) return false; // deleted for good
-    const previous = row ? rowAttributes({ ...row, memo: row.memo! }) : null;
+    const previous = row?.memo ? rowAttributes(row, row.memo) : null;
     const memo = update.memo ? packAttributes(update.memo, this.options.compact !== false) : null;
     this.stmts.upsertCatalog.run(update.memoId, update.projectId, update.version, memo);
     // A deletion or a new revision removes chunks; any other change is to attributes alone.
@@ -482,7 +482,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     const row = this.stmts.catalogRow.get(memo.memoId);
     if (row) {
       if (row.memo === null) return false;
-      if (rowAttributes({ ...row, memo: row.memo }).revision > memo.revision) return false;
+      if (rowAttributes(row, row.memo).revision > memo.revision) return false;
     }
     this.stmts.deleteMemoModelChunks.run(memo.memoId, model);
     for (const c of chunks) {
