@@ -114,6 +114,74 @@ describe('SQLite event rows at rest', () => {
     }
   });
 
+  it('keeps memo and reference stream names and uuid event ids as bytes, other names and ids as text', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
+    const path = join(dir, 'memo.db');
+    const store = new SqliteEventStore(path);
+    try {
+      const [projectId, memoId] = [randomUUID(), randomUUID()];
+      const names = [`memo-${projectId}-${memoId}`, `memoref-${projectId}-${'ab'.repeat(32)}`, 'memo-p-1-m-1', `memo-${projectId.toUpperCase()}-${memoId}`];
+      const ids = [randomUUID(), randomUUID(), 'e-not-a-uuid', randomUUID().toUpperCase()];
+      for (const [i, name] of names.entries()) {
+        await store.appendToStream(name, [{ id: ids[i]!, type: 'MemoCreated', data: sealedLike, meta: { subject }, occurredAt: new Date().toISOString() }], { expectedVersion: 0 });
+      }
+      const db = new Database(path, { readonly: true });
+      const rows = db.prepare('SELECT id, stream FROM events ORDER BY position').all() as { id: string | Buffer; stream: string | Buffer }[];
+      db.close();
+      const form = (v: string | Buffer) => (Buffer.isBuffer(v) ? v.byteLength : v);
+      expect(rows.map((r) => [form(r.stream), form(r.id)])).toEqual([
+        [33, 16],
+        [49, 16],
+        ['memo-p-1-m-1', 'e-not-a-uuid'],
+        [names[3], ids[3]],
+      ]);
+      for (const [i, name] of names.entries()) {
+        const { events } = await store.readStream(name);
+        expect(events.map((e) => [e.streamName, e.id])).toEqual([[name, ids[i]]]);
+        expect((await store.readEvent(name, 1))?.id).toBe(ids[i]);
+      }
+      expect((await store.readLog({ after: 0, limit: 10 })).map((e) => e.streamName)).toEqual(names);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('goes on with a stream whose earlier rows hold its name and ids as text: reads, guards versions, publishes, erases', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
+    const path = join(dir, 'memo.db');
+    const [projectId, memoId, oldId] = [randomUUID(), randomUUID(), randomUUID()];
+    const stream = `memo-${projectId}-${memoId}`;
+    const event = (type: string) => ({ id: randomUUID(), type, data: sealedLike, meta: { subject }, occurredAt: new Date().toISOString() });
+    // An earlier version's row.
+    const older = new SqliteEventStore(path, { compact: false });
+    await older.appendToStream(stream, [{ ...event('MemoCreated'), id: oldId }], { expectedVersion: 0 });
+    await older.close();
+    const store = new SqliteEventStore(path);
+    try {
+      await expect(store.appendToStream(stream, [event('MemoArchived')], { expectedVersion: 0 })).rejects.toThrow(/version/i);
+      const appended = await store.appendToStream(stream, [event('MemoArchived')], { expectedVersion: 1 });
+      expect(appended.nextVersion).toBe(2);
+      const db = new Database(path, { readonly: true });
+      const forms = db.prepare('SELECT typeof(stream) AS s, typeof(id) AS i FROM events ORDER BY version').all();
+      db.close();
+      expect(forms).toEqual([{ s: 'text', i: 'text' }, { s: 'blob', i: 'blob' }]);
+      const read = await store.readStream(stream);
+      expect([read.version, read.events.map((e) => [e.id, e.type])]).toEqual([2, [[oldId, 'MemoCreated'], [appended.events[0]!.id, 'MemoArchived']]]);
+      expect((await store.readEvent(stream, 1))?.id).toBe(oldId);
+
+      expect((await store.readUnpublished({ limit: 10 })).map((e) => e.id)).toEqual([oldId, appended.events[0]!.id]);
+      await store.markPublished([oldId, appended.events[0]!.id]);
+      expect(await store.readUnpublished({ limit: 10 })).toEqual([]);
+
+      await store.eraseStream(stream, event('MemoDeleted'), { expectedVersion: 2 });
+      expect((await store.readStream(stream)).events.map((e) => [e.version, e.type])).toEqual([[3, 'MemoDeleted']]);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('writes rows as earlier versions did with compact: false (for a rolling upgrade)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
     const path = join(dir, 'memo.db');

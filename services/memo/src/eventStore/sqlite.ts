@@ -4,8 +4,8 @@ import { VersionConflictError, type AppendResult, type EventMeta, type EventStor
 
 interface EventRow {
   position: number;
-  id: string;
-  stream: string;
+  id: string | Buffer;
+  stream: string | Buffer;
   version: number;
   type: string;
   data: string | Buffer;
@@ -17,8 +17,8 @@ interface EventRow {
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
   position    INTEGER PRIMARY KEY AUTOINCREMENT,
-  id          TEXT NOT NULL UNIQUE,
-  stream      TEXT NOT NULL,
+  id          TEXT NOT NULL UNIQUE, -- a uuid's 16 bytes as a BLOB (packId), or the id as text
+  stream      TEXT NOT NULL,        -- a memo or reference stream's ids as a BLOB (packStream), or the name as text
   version     INTEGER NOT NULL,
   type        TEXT NOT NULL,
   data        TEXT NOT NULL, -- JSON, or its raw deflate as a BLOB (compressText), or a sealed event's ids and box as bytes (packData)
@@ -102,14 +102,50 @@ function unpackData(stored: string | Buffer): unknown {
   return JSON.parse(decompressText(stored)) as unknown;
 }
 
+const MEMO_STREAM = 1;
+const REFERENCE_STREAM = 2;
+const MEMO_STREAM_NAME = /^memo-([0-9a-f-]{36})-([0-9a-f-]{36})$/;
+const REFERENCE_STREAM_NAME = /^memoref-([0-9a-f-]{36})-([0-9a-f]{64})$/;
+
+/**
+ * A memo stream's name (`memo-<project>-<memo>`, 78 characters) as 1 + 16 + 16 bytes, a reference
+ * stream's (`memoref-<project>-<sha-256 hex>`) as 1 + 16 + 32; any other name stays text. The name
+ * is stored twice a row (the row, the (stream, version) index), three rows a memo.
+ */
+function packStream(name: string): string | Buffer {
+  const memo = MEMO_STREAM_NAME.exec(name);
+  if (memo && UUID.test(memo[1]!) && UUID.test(memo[2]!)) return Buffer.concat([Buffer.of(MEMO_STREAM), uuidToBytes(memo[1]!), uuidToBytes(memo[2]!)]);
+  const reference = REFERENCE_STREAM_NAME.exec(name);
+  if (reference && UUID.test(reference[1]!)) return Buffer.concat([Buffer.of(REFERENCE_STREAM), uuidToBytes(reference[1]!), Buffer.from(reference[2]!, 'hex')]);
+  return name;
+}
+
+function unpackStream(stored: string | Buffer): string {
+  if (typeof stored === 'string') return stored;
+  if (stored[0] === MEMO_STREAM) return `memo-${uuidFromBytes(stored, 1)}-${uuidFromBytes(stored, 17)}`;
+  if (stored[0] === REFERENCE_STREAM) return `memoref-${uuidFromBytes(stored, 1)}-${stored.toString('hex', 17)}`;
+  throw new Error(`unknown stream form ${stored[0]}`);
+}
+
+/** An event id that is a uuid as its 16 bytes (both the row and the id's unique index hold it). */
+const packId = (id: string): string | Buffer => (UUID.test(id) ? uuidToBytes(id) : id);
+const unpackId = (stored: string | Buffer): string => (typeof stored === 'string' ? stored : uuidFromBytes(stored));
+
+/**
+ * The two forms a stream name or an id may be stored in, to bind to `IN (?, ?)`: rows written
+ * before the packed forms, and rows written with `compact: false`, hold the text.
+ */
+const bothStreamForms = (name: string): [string | Buffer, string] => [packStream(name), name];
+const bothIdForms = (id: string): [string | Buffer, string] => [packId(id), id];
+
 function toStored(row: EventRow): StoredEvent {
   const data = unpackData(row.data);
   const subject = row.subject === '' ? derivedSubject(data) : row.subject;
   if (subject === undefined) throw new Error(`event ${row.id}: its subject is derived, but its data names no memo`);
   return {
     position: row.position,
-    id: row.id,
-    streamName: row.stream,
+    id: unpackId(row.id),
+    streamName: unpackStream(row.stream),
     version: row.version,
     type: row.type,
     data,
@@ -121,8 +157,9 @@ function toStored(row: EventRow): StoredEvent {
 /**
  * The embedded event store: one SQLite file (WAL), shareable by several memo processes on one
  * machine. `UNIQUE (stream, version)` is the optimistic-concurrency guard. Writes of concurrent
- * commands share a commit (`GroupCommit`); each still succeeds or fails alone. Rows are lean: `data`
- * deflated when that is smaller (a sealed box's base64 shrinks by a fifth), the subject stored once.
+ * commands share a commit (`GroupCommit`); each still succeeds or fails alone. Rows are lean: a
+ * sealed event's data as bytes (packData), uuids and memo stream names as bytes (packId,
+ * packStream), the subject stored once. Every older form is still read.
  */
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite' as const;
@@ -143,21 +180,21 @@ export class SqliteEventStore implements EventStore {
     this.commits = groupCommit(this.db);
     this.db.exec(SCHEMA);
     this.stmts = {
-      read: this.db.prepare<[string], EventRow>('SELECT * FROM events WHERE stream = ? ORDER BY version'),
-      readOne: this.db.prepare<[string, number], EventRow>('SELECT * FROM events WHERE stream = ? AND version = ?'),
-      version: this.db.prepare<[string], { v: number | null }>('SELECT MAX(version) AS v FROM events WHERE stream = ?'),
+      read: this.db.prepare<[string | Buffer, string], EventRow>('SELECT * FROM events WHERE stream IN (?, ?) ORDER BY version'),
+      readOne: this.db.prepare<[string | Buffer, string, number], EventRow>('SELECT * FROM events WHERE stream IN (?, ?) AND version = ?'),
+      version: this.db.prepare<[string | Buffer, string], { v: number | null }>('SELECT MAX(version) AS v FROM events WHERE stream IN (?, ?)'),
       insert: this.db.prepare(
         `INSERT INTO events (id, stream, version, type, data, meta, occurred_at, subject)
          VALUES (@id, @stream, @version, @type, @data, @meta, @occurred_at, @subject)`,
       ),
-      erase: this.db.prepare<[string]>('DELETE FROM events WHERE stream = ?'),
+      erase: this.db.prepare<[string | Buffer, string]>('DELETE FROM events WHERE stream IN (?, ?)'),
       unpublished: this.db.prepare<[number], EventRow>(
         'SELECT * FROM events WHERE published = 0 AND subject IS NOT NULL ORDER BY position LIMIT ?',
       ),
       unpublishedBefore: this.db.prepare<[string, number], EventRow>(
         'SELECT * FROM events WHERE published = 0 AND subject IS NOT NULL AND occurred_at < ? ORDER BY position LIMIT ?',
       ),
-      markPublished: this.db.prepare<[string]>('UPDATE events SET published = 1 WHERE id = ?'),
+      markPublished: this.db.prepare<[string | Buffer, string]>('UPDATE events SET published = 1 WHERE id IN (?, ?)'),
       log: this.db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE position > ? AND subject IS NOT NULL ORDER BY position LIMIT ?'),
       // AUTOINCREMENT keeps the highest position ever handed out, also after its row was erased.
       head: this.db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'events'"),
@@ -165,29 +202,30 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readStream(streamName: string): Promise<ReadStreamResult> {
-    const events = this.stmts.read.all(streamName).map(toStored);
+    const events = this.stmts.read.all(...bothStreamForms(streamName)).map(toStored);
     return { version: events.at(-1)?.version ?? 0, events };
   }
 
   async readEvent(streamName: string, version: number): Promise<StoredEvent | undefined> {
-    const row = this.stmts.readOne.get(streamName, version);
+    const row = this.stmts.readOne.get(...bothStreamForms(streamName), version);
     return row ? toStored(row) : undefined;
   }
 
   private async write(streamName: string, events: readonly NewEvent[], expectedVersion: number, erase: boolean): Promise<AppendResult> {
     try {
       return await this.commits.run((): AppendResult => {
-        const current = this.stmts.version.get(streamName)?.v ?? 0;
+        const current = this.stmts.version.get(...bothStreamForms(streamName))?.v ?? 0;
         if (current !== expectedVersion) throw new VersionConflictError(streamName, expectedVersion);
-        if (erase) this.stmts.erase.run(streamName);
+        if (erase) this.stmts.erase.run(...bothStreamForms(streamName));
         const stored: StoredEvent[] = [];
         let version = expectedVersion;
         const compact = this.options.compact !== false;
+        const stream = compact ? packStream(streamName) : streamName;
         for (const e of events) {
           version += 1;
           const info = this.stmts.insert.run({
-            id: e.id,
-            stream: streamName,
+            id: compact ? packId(e.id) : e.id,
+            stream,
             version,
             type: e.type,
             data: compact ? packData(e.data) : JSON.stringify(e.data),
@@ -230,7 +268,7 @@ export class SqliteEventStore implements EventStore {
 
   async markPublished(eventIds: readonly string[]): Promise<void> {
     await this.commits.run(() => {
-      for (const id of eventIds) this.stmts.markPublished.run(id);
+      for (const id of eventIds) this.stmts.markPublished.run(...bothIdForms(id));
     });
   }
 
