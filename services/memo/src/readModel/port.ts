@@ -1,4 +1,4 @@
-import type { Filter, FilterableMemo, MemoView } from '@memex/contracts';
+import type { Filter, FilterableMemo, MemoView, TagRecord } from '@memex/contracts';
 
 /** One memo as the read model keeps it: the GET body, its project, and the stream version it reflects. */
 export interface MemoRecord {
@@ -50,12 +50,13 @@ export interface MemoReadModel {
   close(): Promise<void>;
 }
 
-export function filterable(memo: MemoView): FilterableMemo {
+/** What filters look at in a memo; its tags may be names only (the SQLite read model's stored form). */
+export function filterable(memo: Omit<MemoView, 'tags'> & { tags: readonly (TagRecord | string)[] }): FilterableMemo {
   return {
     title: memo.title,
     source: memo.source,
     clientReferenceId: memo.client_reference_id,
-    tags: memo.tags.map((t) => t.tag),
+    tags: memo.tags.map((t) => (typeof t === 'string' ? t : t.tag)),
     metadata: memo.metadata,
   };
 }

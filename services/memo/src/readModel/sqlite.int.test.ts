@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { inflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import type { Filter } from '@memex/contracts';
+import { tagId } from '@memex/runtime';
 import { tempDir } from '@memex/testing';
 import { memoDoc, readModelContract } from './contract';
 import { SqliteMemoReadModel } from './sqlite';
@@ -75,6 +78,35 @@ describe('SQLite read model rows at rest', () => {
       const row = db.prepare('SELECT doc FROM memos WHERE memo_id = ?').get(memo.uuid) as { doc: unknown };
       db.close();
       expect(JSON.parse(row.doc as string)).toEqual(memo);
+    } finally {
+      dir.remove();
+    }
+  });
+  it('keeps tags by name when their ids are the derived ones, and gives every read its tags whole', async () => {
+    const dir = tempDir('memex-rm-');
+    const path = join(dir.path, 'memo.db');
+    try {
+      const readModel = new SqliteMemoReadModel(path);
+      const derivedId = randomUUID();
+      const derived = memoDoc({ uuid: derivedId, title: 'Derived tags', tags: ['solar', 'wind'].map((tag) => ({ uuid: tagId(derivedId, tag), tag })) });
+      // One id that is not derived (an id a client or an older version gave): the document keeps every id.
+      const foreign = memoDoc({ title: 'Derived and foreign tags', tags: [{ uuid: randomUUID(), tag: 'solar' }] });
+      for (const memo of [derived, foreign]) await readModel.upsert({ projectId, version: 1, memo });
+
+      const db = new Database(path, { readonly: true });
+      const stored = (id: string) => JSON.parse(inflateRawSync((db.prepare('SELECT doc FROM memos WHERE memo_id = ?').get(id) as { doc: Buffer }).doc).toString()) as { tags: unknown };
+      expect(stored(derived.uuid).tags).toEqual(['solar', 'wind']);
+      expect(stored(foreign.uuid).tags).toEqual(foreign.tags);
+      db.close();
+
+      const byTag: Filter[] = [{ field: 'tags', operator: 'in', value: ['wind'], filter_type: 'native_field' }];
+      expect((await readModel.get(derived.uuid))?.memo).toEqual(derived);
+      expect((await readModel.get(foreign.uuid))?.memo).toEqual(foreign);
+      expect((await readModel.listMemos(projectId, { filters: [], offset: 0, limit: 10 })).records.map((r) => r.memo)).toEqual(expect.arrayContaining([derived, foreign]));
+      expect((await readModel.listMemos(projectId, { filters: byTag, offset: 0, limit: 10 })).records.map((r) => r.memo)).toEqual([derived]);
+      expect((await readModel.searchTitles(projectId, { mode: 'contains', query: 'derived', filters: byTag, limit: 10 })).map((r) => r.memo)).toEqual([derived]);
+      expect((await readModel.searchTitles(projectId, { mode: 'startswith', query: 'derived', filters: [], limit: 10 })).map((r) => r.memo.tags)).toEqual([foreign.tags, derived.tags]);
+      await readModel.close();
     } finally {
       dir.remove();
     }

@@ -1,5 +1,5 @@
-import { matchesFilters } from '@memex/contracts';
-import { compressText, decompressText, groupCommit, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
+import { matchesFilters, type MemoView, type TagRecord } from '@memex/contracts';
+import { compressText, decompressText, groupCommit, openSqlite, tagId, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
 import { filterable, foldTitle, type MemoListPage, type MemoReadModel, type MemoRecord, type TitleSearch } from './port';
 
 const SCHEMA = `
@@ -11,7 +11,7 @@ CREATE TABLE IF NOT EXISTS memos (
   title_folded     TEXT NOT NULL,
   archived         INTEGER NOT NULL,
   expiration_date  TEXT,
-  doc              TEXT NOT NULL, -- the memo's JSON, or its raw deflate as a BLOB (compressText)
+  doc              TEXT NOT NULL, -- the memo's JSON (StoredDoc), or its raw deflate as a BLOB (compressText)
   created_at       TEXT           -- from doc; NULL in rows written before the column (see CREATED)
 );
 CREATE INDEX IF NOT EXISTS memos_reference ON memos (project_id, reference_id) WHERE reference_id IS NOT NULL;
@@ -43,7 +43,24 @@ interface Row {
   doc: string | Buffer;
 }
 
-const toRecord = (row: Row): MemoRecord => ({ projectId: row.project_id, version: row.version, memo: JSON.parse(decompressText(row.doc)) });
+/**
+ * A document as its row keeps it: tags by name alone when every tag's id is the one `tagId`
+ * derives (always, for tags the decider made), a third of a deflated document otherwise.
+ */
+type StoredDoc = Omit<MemoView, 'tags'> & { tags: (TagRecord | string)[] };
+
+function leanDoc(memo: MemoView): StoredDoc {
+  return memo.tags.every((t) => t.uuid === tagId(memo.uuid, t.tag)) ? { ...memo, tags: memo.tags.map((t) => t.tag) } : memo;
+}
+
+const wholeDoc = (doc: StoredDoc): MemoView => ({
+  ...doc,
+  tags: doc.tags.map((t) => (typeof t === 'string' ? { uuid: tagId(doc.uuid, t), tag: t } : t)),
+});
+
+const readDoc = (row: Row): StoredDoc => JSON.parse(decompressText(row.doc)) as StoredDoc;
+const record = (row: Row, doc: StoredDoc): MemoRecord => ({ projectId: row.project_id, version: row.version, memo: wholeDoc(doc) });
+const toRecord = (row: Row): MemoRecord => record(row, readDoc(row));
 
 /** The embedded read model: a table beside the event store in the memo service's SQLite file. */
 export class SqliteMemoReadModel implements MemoReadModel {
@@ -144,7 +161,7 @@ export class SqliteMemoReadModel implements MemoReadModel {
         title_folded: foldTitle(record.memo.title),
         archived: record.memo.archived ? 1 : 0,
         expiration_date: record.memo.expiration_date,
-        doc: this.options.compact === false ? JSON.stringify(record.memo) : compressText(JSON.stringify(record.memo)),
+        doc: this.options.compact === false ? JSON.stringify(record.memo) : compressText(JSON.stringify(leanDoc(record.memo))),
         created_at: record.memo.created_at,
       });
     });
@@ -165,9 +182,10 @@ export class SqliteMemoReadModel implements MemoReadModel {
         : this.stmts.titlesContaining.iterate(projectId, needle);
     const out: MemoRecord[] = [];
     for (const row of rows) {
-      const record = toRecord(row);
-      if (!matchesFilters(filterable(record.memo), filters)) continue;
-      out.push(record);
+      // Tag ids are derived only for the memos that pass.
+      const doc = readDoc(row);
+      if (!matchesFilters(filterable(doc), filters)) continue;
+      out.push(record(row, doc));
       if (out.length >= limit) break;
     }
     return out;
@@ -184,9 +202,9 @@ export class SqliteMemoReadModel implements MemoReadModel {
     const records: MemoRecord[] = [];
     let count = 0;
     for (const row of this.stmts.listAll.iterate(projectId)) {
-      const record = toRecord(row);
-      if (!matchesFilters(filterable(record.memo), filters)) continue;
-      if (count >= offset && records.length < limit) records.push(record);
+      const doc = readDoc(row);
+      if (!matchesFilters(filterable(doc), filters)) continue;
+      if (count >= offset && records.length < limit) records.push(record(row, doc));
       count++;
     }
     return { records, count };
