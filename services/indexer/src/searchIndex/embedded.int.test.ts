@@ -73,16 +73,18 @@ describe('embedded search index on disk', () => {
     dir.remove();
   });
 
-  it('stores chunk text deflated and terms in 6 bytes each, and still reads rows written the old way', async () => {
+  it('stores chunk text deflated and terms as varints, and still reads rows written the older ways', async () => {
     const dir = tempDir('memex-index-');
     const path = join(dir.path, 'index.db');
     const p = randomUUID();
-    const [m, old] = [randomUUID(), randomUUID()];
-    const text = Array.from({ length: 30 }, (_, i) => `Harbour crane ${i} lifts containers onto the quay.`).join(' ');
+    const [m, old, old16] = [randomUUID(), randomUUID(), randomUUID()];
+    // (a frequency above 127 takes two varint bytes)
+    const text = Array.from({ length: 30 }, (_, i) => `Harbour crane ${i} lifts containers onto the quay.`).join(' ') + ' quay'.repeat(200);
     const first = new EmbeddedSearchIndex(path);
     await first.openModel('m', 4);
     await first.applyCatalog({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) });
     await first.applyCatalog({ memoId: old, projectId: p, version: 1, memo: attrs(p, old) });
+    await first.applyCatalog({ memoId: old16, projectId: p, version: 1, memo: attrs(p, old16) });
     await first.putChunks('m', { memoId: m, projectId: p, revision: 1 }, [{ chunkId: chunkId(m, 1, 0), index: 0, content: text, dense: v, terms: termFrequencies(text) }]);
     await first.close();
     const db = new Database(path);
@@ -95,7 +97,10 @@ describe('embedded search index on disk', () => {
     expect(JSON.parse(inflateRawSync(catalogRow.memo as Buffer).toString())).toEqual(rest);
     expect(row.content.byteLength).toBeLessThan(text.length / 2);
     const terms = termFrequencies(text);
-    expect(row.terms.byteLength).toBe(8 + 6 * terms.indices.length);
+    // Gaps between 32-bit hashes of a few dozen terms take at most 5 bytes, frequencies here 1.
+    expect(row.terms.readUInt32LE(0) & 0x3fff_ffff).toBe(terms.indices.length);
+    expect(row.terms.byteLength).toBeLessThanOrEqual(8 + 6 * terms.indices.length);
+    expect(row.terms.byteLength).toBeLessThan(8 + 5.5 * terms.indices.length);
     // A row as the index wrote them before: plain text, u32 frequencies.
     const oldText = 'quay quay quay crane';
     const oldTerms = termFrequencies(oldText);
@@ -108,6 +113,19 @@ describe('embedded search index on disk', () => {
     });
     db.prepare('INSERT INTO chunks (model, chunk_id, memo_id, project_id, revision, idx, content, dense, terms) VALUES (?, ?, ?, ?, 1, 0, ?, ?, ?)').run(
       'm', chunkId(old, 1, 0), old, p, oldText, Buffer.from(v.buffer), blob,
+    );
+    // As the index wrote them after: u16 frequencies, flagged in the count's high bit.
+    const old16Text = 'crane crane quay harbour';
+    const old16Terms = termFrequencies(old16Text);
+    const blob16 = Buffer.alloc(8 + 6 * old16Terms.indices.length);
+    blob16.writeUInt32LE((old16Terms.indices.length | 0x8000_0000) >>> 0, 0);
+    blob16.writeUInt32LE(old16Terms.length, 4);
+    old16Terms.indices.forEach((id, i) => {
+      blob16.writeUInt32LE(id, 8 + 4 * i);
+      blob16.writeUInt16LE(old16Terms.values[i]!, 8 + 4 * old16Terms.indices.length + 2 * i);
+    });
+    db.prepare('INSERT INTO chunks (model, chunk_id, memo_id, project_id, revision, idx, content, dense, terms) VALUES (?, ?, ?, ?, 1, 0, ?, ?, ?)').run(
+      'm', chunkId(old16, 1, 0), old16, p, old16Text, Buffer.from(v.buffer), blob16,
     );
     // A catalog row as written before: the attributes' JSON as text.
     db.prepare('UPDATE catalog SET memo = ? WHERE memo_id = ?').run(JSON.stringify(attrs(p, old)), old);
@@ -124,14 +142,14 @@ describe('embedded search index on disk', () => {
     // The same two chunks written the new way score the same: the old row's frequencies were read right.
     const fresh = new EmbeddedSearchIndex(join(dir.path, 'fresh.db'));
     await fresh.openModel('m', 4);
-    for (const [memoId, content] of [[m, text], [old, oldText]] as const) {
+    for (const [memoId, content] of [[m, text], [old, oldText], [old16, old16Text]] as const) {
       await fresh.applyCatalog({ memoId, projectId: p, version: 1, memo: attrs(p, memoId) });
       await fresh.putChunks('m', { memoId, projectId: p, revision: 1 }, [{ chunkId: chunkId(memoId, 1, 0), index: 0, content, dense: v, terms: termFrequencies(content) }]);
     }
     expect(hits.map((h) => [h.memoId, h.content, h.score])).toEqual(
       (await fresh.searchSparse('m', encodeQuery('quay crane'), query)).map((h) => [h.memoId, h.content, h.score]),
     );
-    expect(hits).toHaveLength(2);
+    expect(hits).toHaveLength(3);
     await fresh.close();
     dir.remove();
   });

@@ -122,38 +122,79 @@ function decodeDense(b: Buffer, dimension: number): Float32Array {
   return out;
 }
 
-/** The high bit of a terms blob's first word: frequencies are u16 (else u32, as first written). */
+/** The high bits of a terms blob's first word: its form (neither: u32 frequencies, as first written). */
 const TERMS_U16 = 0x8000_0000;
+const TERMS_VARINT = 0x4000_0000;
+
+function writeVarint(b: Buffer, at: number, value: number): number {
+  while (value >= 0x80) {
+    b[at++] = (value & 0x7f) | 0x80;
+    value >>>= 7;
+  }
+  b[at++] = value;
+  return at;
+}
 
 /**
- * [n | TERMS_U16: u32][length: u32][term ids: n × u32][frequencies: n × u16], little-endian: 6 bytes
- * a term (the index keeps frequencies as u16 anyway). Blobs written before have u32 frequencies and
- * no flag; both decode.
+ * Term ids and frequencies at rest, little-endian: [n | form: u32][length: u32], then
+ * - TERMS_VARINT (what the index writes): the ids' gaps (ascending: a gap of a 32-bit hash among
+ *   ~80 terms fits 4 varint bytes) as varints, then the frequencies as varints (mostly 1 byte);
+ * - TERMS_U16 (written before): ids as u32, frequencies as u16;
+ * - no flag (written first, and with `compact: false`): ids and frequencies as u32.
+ * The index keeps frequencies as u16 anyway.
  */
-/** Term ids and frequencies at rest: u16 frequencies (flagged in the count), or u32 as versions before them wrote. */
 function encodeTerms(t: EncodedDocument, compact: boolean): Buffer {
   const n = t.indices.length;
-  const width = compact ? 2 : 4;
-  const b = Buffer.alloc(8 + (4 + width) * n);
-  b.writeUInt32LE(compact ? (n | TERMS_U16) >>> 0 : n, 0);
-  b.writeUInt32LE(t.length, 4);
-  for (let i = 0; i < n; i++) {
-    b.writeUInt32LE(t.indices[i]!, 8 + 4 * i);
-    if (compact) b.writeUInt16LE(Math.min(t.values[i]!, 0xffff), 8 + 4 * n + 2 * i);
-    else b.writeUInt32LE(t.values[i]!, 8 + 4 * n + 4 * i);
+  if (!compact) {
+    const b = Buffer.alloc(8 + 8 * n);
+    b.writeUInt32LE(n, 0);
+    b.writeUInt32LE(t.length, 4);
+    for (let i = 0; i < n; i++) {
+      b.writeUInt32LE(t.indices[i]!, 8 + 4 * i);
+      b.writeUInt32LE(t.values[i]!, 8 + 4 * n + 4 * i);
+    }
+    return b;
   }
-  return b;
+  const b = Buffer.allocUnsafe(8 + 5 * n + 3 * n);
+  b.writeUInt32LE((n | TERMS_VARINT) >>> 0, 0);
+  b.writeUInt32LE(t.length, 4);
+  let at = 8;
+  let previous = 0;
+  for (let i = 0; i < n; i++) {
+    at = writeVarint(b, at, t.indices[i]! - previous);
+    previous = t.indices[i]!;
+  }
+  for (let i = 0; i < n; i++) at = writeVarint(b, at, Math.min(t.values[i]!, 0xffff));
+  return Buffer.from(b.subarray(0, at));
 }
 
 function decodeTerms(b: Buffer): EncodedDocument {
   const head = b.readUInt32LE(0);
-  const short = (head & TERMS_U16) !== 0;
-  const n = short ? head & ~TERMS_U16 : head;
+  const n = head & ~(TERMS_U16 | TERMS_VARINT);
   const indices: number[] = new Array(n);
   const values: number[] = new Array(n);
-  for (let i = 0; i < n; i++) {
-    indices[i] = b.readUInt32LE(8 + 4 * i);
-    values[i] = short ? b.readUInt16LE(8 + 4 * n + 2 * i) : b.readUInt32LE(8 + 4 * n + 4 * i);
+  if (head & TERMS_VARINT) {
+    let at = 8;
+    const read = (): number => {
+      let value = 0;
+      let shift = 0;
+      let byte: number;
+      do {
+        byte = b[at++]!;
+        value += (byte & 0x7f) * 2 ** shift;
+        shift += 7;
+      } while (byte & 0x80);
+      return value;
+    };
+    let id = 0;
+    for (let i = 0; i < n; i++) indices[i] = id += read();
+    for (let i = 0; i < n; i++) values[i] = read();
+  } else {
+    const short = (head & TERMS_U16) !== 0;
+    for (let i = 0; i < n; i++) {
+      indices[i] = b.readUInt32LE(8 + 4 * i);
+      values[i] = short ? b.readUInt16LE(8 + 4 * n + 2 * i) : b.readUInt32LE(8 + 4 * n + 4 * i);
+    }
   }
   return { indices, values, length: b.readUInt32LE(4) };
 }
