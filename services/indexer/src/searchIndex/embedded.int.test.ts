@@ -101,32 +101,27 @@ describe('embedded search index on disk', () => {
     expect(row.terms.readUInt32LE(0) & 0x3fff_ffff).toBe(terms.indices.length);
     expect(row.terms.byteLength).toBeLessThanOrEqual(8 + 6 * terms.indices.length);
     expect(row.terms.byteLength).toBeLessThan(8 + 5.5 * terms.indices.length);
-    // A row as the index wrote them before: plain text, u32 frequencies.
+    // Rows as the index wrote them before, plain text: u32 frequencies first, then u16 ones flagged
+    // in the count's high bit.
+    const insertOlder = (memoId: string, text: string, width: 2 | 4) => {
+      const t = termFrequencies(text);
+      const n = t.indices.length;
+      const blob = Buffer.alloc(8 + (4 + width) * n);
+      blob.writeUInt32LE(width === 2 ? (n | 0x8000_0000) >>> 0 : n, 0);
+      blob.writeUInt32LE(t.length, 4);
+      t.indices.forEach((id, i) => {
+        blob.writeUInt32LE(id, 8 + 4 * i);
+        if (width === 2) blob.writeUInt16LE(t.values[i]!, 8 + 4 * n + 2 * i);
+        else blob.writeUInt32LE(t.values[i]!, 8 + 4 * n + 4 * i);
+      });
+      db.prepare('INSERT INTO chunks (model, chunk_id, memo_id, project_id, revision, idx, content, dense, terms) VALUES (?, ?, ?, ?, 1, 0, ?, ?, ?)').run(
+        'm', chunkId(memoId, 1, 0), memoId, p, text, Buffer.from(v.buffer), blob,
+      );
+    };
     const oldText = 'quay quay quay crane';
-    const oldTerms = termFrequencies(oldText);
-    const blob = Buffer.alloc(8 + 8 * oldTerms.indices.length);
-    blob.writeUInt32LE(oldTerms.indices.length, 0);
-    blob.writeUInt32LE(oldTerms.length, 4);
-    oldTerms.indices.forEach((id, i) => {
-      blob.writeUInt32LE(id, 8 + 4 * i);
-      blob.writeUInt32LE(oldTerms.values[i]!, 8 + 4 * oldTerms.indices.length + 4 * i);
-    });
-    db.prepare('INSERT INTO chunks (model, chunk_id, memo_id, project_id, revision, idx, content, dense, terms) VALUES (?, ?, ?, ?, 1, 0, ?, ?, ?)').run(
-      'm', chunkId(old, 1, 0), old, p, oldText, Buffer.from(v.buffer), blob,
-    );
-    // As the index wrote them after: u16 frequencies, flagged in the count's high bit.
     const old16Text = 'crane crane quay harbour';
-    const old16Terms = termFrequencies(old16Text);
-    const blob16 = Buffer.alloc(8 + 6 * old16Terms.indices.length);
-    blob16.writeUInt32LE((old16Terms.indices.length | 0x8000_0000) >>> 0, 0);
-    blob16.writeUInt32LE(old16Terms.length, 4);
-    old16Terms.indices.forEach((id, i) => {
-      blob16.writeUInt32LE(id, 8 + 4 * i);
-      blob16.writeUInt16LE(old16Terms.values[i]!, 8 + 4 * old16Terms.indices.length + 2 * i);
-    });
-    db.prepare('INSERT INTO chunks (model, chunk_id, memo_id, project_id, revision, idx, content, dense, terms) VALUES (?, ?, ?, ?, 1, 0, ?, ?, ?)').run(
-      'm', chunkId(old16, 1, 0), old16, p, old16Text, Buffer.from(v.buffer), blob16,
-    );
+    insertOlder(old, oldText, 4);
+    insertOlder(old16, old16Text, 2);
     // A catalog row as written before: the attributes' JSON as text.
     db.prepare('UPDATE catalog SET memo = ? WHERE memo_id = ?').run(JSON.stringify(attrs(p, old)), old);
     db.close();
