@@ -14,9 +14,13 @@ export function uuidFromBytes(bytes: Buffer, offset = 0): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
+/** Every tag and chunk id hashes the namespace's bytes first: parsed once. */
+const MEMEX_NAMESPACE_BYTES = uuidToBytes(MEMEX_NAMESPACE);
+
 /** RFC 9562 version 5 (SHA-1, name-based): the same name always gives the same id. */
 export function uuidV5(name: string, namespace: string = MEMEX_NAMESPACE): string {
-  const hash = createHash('sha1').update(uuidToBytes(namespace)).update(name, 'utf8').digest().subarray(0, 16);
+  const namespaceBytes = namespace === MEMEX_NAMESPACE ? MEMEX_NAMESPACE_BYTES : uuidToBytes(namespace);
+  const hash = createHash('sha1').update(namespaceBytes).update(name, 'utf8').digest().subarray(0, 16);
   hash[6] = (hash[6]! & 0x0f) | 0x50;
   hash[8] = (hash[8]! & 0x3f) | 0x80;
   return uuidFromBytes(hash);

@@ -110,9 +110,23 @@ const REFERENCE_STREAM_NAME = /^memoref-([0-9a-f-]{36})-([0-9a-f]{64})$/;
 /**
  * A memo stream's name (`memo-<project>-<memo>`, 78 characters) as 1 + 16 + 16 bytes, a reference
  * stream's (`memoref-<project>-<sha-256 hex>`) as 1 + 16 + 32; any other name stays text. The name
- * is stored twice a row (the row, the (stream, version) index), three rows a memo.
+ * is stored twice a row (the row, the (stream, version) index), three rows a memo. A memo's stream
+ * is read and written a dozen times while it is processed: the packed names of the streams last
+ * used are kept (`packedStreams`).
  */
 function packStream(name: string): string | Buffer {
+  let packed = packedStreams.get(name);
+  if (packed === undefined) {
+    if (packedStreams.size >= PACKED_STREAMS_KEPT) packedStreams.clear();
+    packedStreams.set(name, (packed = packStreamName(name)));
+  }
+  return packed;
+}
+
+const PACKED_STREAMS_KEPT = 4096;
+const packedStreams = new Map<string, string | Buffer>();
+
+function packStreamName(name: string): string | Buffer {
   const memo = MEMO_STREAM_NAME.exec(name);
   if (memo && UUID.test(memo[1]!) && UUID.test(memo[2]!)) return Buffer.concat([Buffer.of(MEMO_STREAM), uuidToBytes(memo[1]!), uuidToBytes(memo[2]!)]);
   const reference = REFERENCE_STREAM_NAME.exec(name);
@@ -132,11 +146,10 @@ const packId = (id: string): string | Buffer => (UUID.test(id) ? uuidToBytes(id)
 const unpackId = (stored: string | Buffer): string => (typeof stored === 'string' ? stored : uuidFromBytes(stored));
 
 /**
- * The two forms a stream name or an id may be stored in, to bind to `IN (?, ?)`: rows written
- * before the packed forms, and rows written with `compact: false`, hold the text.
+ * The two forms a stream name may be stored in, to bind to `IN (?, ?)`: rows written before the
+ * packed forms, and rows written with `compact: false`, hold the text.
  */
 const bothStreamForms = (name: string): [string | Buffer, string] => [packStream(name), name];
-const bothIdForms = (id: string): [string | Buffer, string] => [packId(id), id];
 
 function toStored(row: EventRow): StoredEvent {
   const data = unpackData(row.data);
@@ -180,8 +193,9 @@ export class SqliteEventStore implements EventStore {
     this.commits = groupCommit(this.db);
     this.db.exec(SCHEMA);
     this.stmts = {
-      read: this.db.prepare<[string | Buffer, string], EventRow>('SELECT * FROM events WHERE stream IN (?, ?) ORDER BY version'),
-      readOne: this.db.prepare<[string | Buffer, string, number], EventRow>('SELECT * FROM events WHERE stream IN (?, ?) AND version = ?'),
+      // Reads look up each form of the name apart: one `IN (?, ?)` with its ORDER BY costs more.
+      read: this.db.prepare<[string | Buffer], EventRow>('SELECT * FROM events WHERE stream = ? ORDER BY version'),
+      readOne: this.db.prepare<[string | Buffer, number], EventRow>('SELECT * FROM events WHERE stream = ? AND version = ?'),
       version: this.db.prepare<[string | Buffer, string], { v: number | null }>('SELECT MAX(version) AS v FROM events WHERE stream IN (?, ?)'),
       insert: this.db.prepare(
         `INSERT INTO events (id, stream, version, type, data, meta, occurred_at, subject)
@@ -194,7 +208,7 @@ export class SqliteEventStore implements EventStore {
       unpublishedBefore: this.db.prepare<[string, number], EventRow>(
         'SELECT * FROM events WHERE published = 0 AND subject IS NOT NULL AND occurred_at < ? ORDER BY position LIMIT ?',
       ),
-      markPublished: this.db.prepare<[string | Buffer, string]>('UPDATE events SET published = 1 WHERE id IN (?, ?)'),
+      markPublished: this.db.prepare<[string | Buffer]>('UPDATE events SET published = 1 WHERE id = ?'),
       log: this.db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE position > ? AND subject IS NOT NULL ORDER BY position LIMIT ?'),
       // AUTOINCREMENT keeps the highest position ever handed out, also after its row was erased.
       head: this.db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'events'"),
@@ -202,12 +216,19 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readStream(streamName: string): Promise<ReadStreamResult> {
-    const events = this.stmts.read.all(...bothStreamForms(streamName)).map(toStored);
+    const [packed, text] = bothStreamForms(streamName);
+    let rows = this.stmts.read.all(packed);
+    if (packed !== text) {
+      const older = this.stmts.read.all(text);
+      if (older.length > 0) rows = [...older, ...rows].sort((a, b) => a.version - b.version);
+    }
+    const events = rows.map(toStored);
     return { version: events.at(-1)?.version ?? 0, events };
   }
 
   async readEvent(streamName: string, version: number): Promise<StoredEvent | undefined> {
-    const row = this.stmts.readOne.get(...bothStreamForms(streamName), version);
+    const [packed, text] = bothStreamForms(streamName);
+    const row = this.stmts.readOne.get(packed, version) ?? (packed !== text ? this.stmts.readOne.get(text, version) : undefined);
     return row ? toStored(row) : undefined;
   }
 
@@ -268,7 +289,10 @@ export class SqliteEventStore implements EventStore {
 
   async markPublished(eventIds: readonly string[]): Promise<void> {
     await this.commits.run(() => {
-      for (const id of eventIds) this.stmts.markPublished.run(...bothIdForms(id));
+      for (const id of eventIds) {
+        const packed = packId(id);
+        if (this.stmts.markPublished.run(packed).changes === 0 && packed !== id) this.stmts.markPublished.run(id);
+      }
     });
   }
 
