@@ -20,15 +20,25 @@ eventStoreContract('SQLite', async () => {
   };
 });
 
+/** A store on a new file (written as `options` say), closed and its directory removed after `run`. */
+async function withStore(run: (store: SqliteEventStore, path: string) => Promise<void>, options: { compact?: boolean } = {}): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
+  const path = join(dir, 'memo.db');
+  const store = new SqliteEventStore(path, options);
+  try {
+    await run(store, path);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('SQLite event rows at rest', () => {
   const sealedLike = { memoId: 'm-1', projectId: 'p-1', sealed: randomBytes(1500).toString('base64') };
   const subject = 'memex.evt.memo.p-1.m-1';
 
-  it('keeps data deflated when that is smaller and no subject its data names, and reads both back whole', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
-    const path = join(dir, 'memo.db');
-    const store = new SqliteEventStore(path);
-    try {
+  it('keeps data deflated when that is smaller and no subject its data names, and reads both back whole', () =>
+    withStore(async (store, path) => {
       const stream = 'memo-p-1-m-1';
       const event = { id: randomUUID(), type: 'MemoCreated', data: sealedLike, meta: { commandId: 'c-1', subject }, occurredAt: new Date().toISOString() };
       await store.appendToStream(stream, [event], { expectedVersion: 0 });
@@ -53,17 +63,10 @@ describe('SQLite event rows at rest', () => {
       expect((db2.prepare('SELECT subject FROM events WHERE stream = ?').get('memo-p-2-m-1') as { subject: string }).subject).toBe('memex.evt.memo.p-2.m-1');
       db2.close();
       expect((await store.readStream('memo-p-2-m-1')).events[0]!.meta.subject).toBe('memex.evt.memo.p-2.m-1');
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it("keeps a sealed event's ids and box as bytes, anything else as (deflated) JSON, and reads every form back", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
-    const path = join(dir, 'memo.db');
-    const store = new SqliteEventStore(path);
-    try {
+  it("keeps a sealed event's ids and box as bytes, anything else as (deflated) JSON, and reads every form back", () =>
+    withStore(async (store, path) => {
       const [memoId, projectId] = [randomUUID(), randomUUID()];
       const box = randomBytes(901); // base64 ends in padding
       const datas = [
@@ -83,17 +86,10 @@ describe('SQLite event rows at rest', () => {
       expect(rows[0]!.data.subarray(33).equals(box)).toBe(true);
       // The others are JSON (deflated: base64 shrinks a little), which never starts with the bytes form's flag.
       for (const row of rows.slice(1)) expect([row.data[0] === 0xfe, JSON.parse(inflateRawSync(row.data).toString()) as unknown]).toEqual([false, expect.any(Object)]);
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('keeps a command id and a request id as 33 bytes, any other meta as JSON', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
-    const path = join(dir, 'memo.db');
-    const store = new SqliteEventStore(path);
-    try {
+  it('keeps a command id and a request id as 33 bytes, any other meta as JSON', () =>
+    withStore(async (store, path) => {
       const metas = [
         { commandId: randomUUID(), requestId: randomUUID(), subject },
         { commandId: randomUUID(), subject },
@@ -108,17 +104,10 @@ describe('SQLite event rows at rest', () => {
       const rows = db.prepare('SELECT meta FROM events WHERE stream = ? ORDER BY version').all('memo-meta') as { meta: string | Buffer }[];
       db.close();
       expect(rows.map((r) => (Buffer.isBuffer(r.meta) ? r.meta.byteLength : 'json'))).toEqual([33, 17, 17, 'json', 'json']);
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('keeps memo and reference stream names and uuid event ids as bytes, other names and ids as text', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
-    const path = join(dir, 'memo.db');
-    const store = new SqliteEventStore(path);
-    try {
+  it('keeps memo and reference stream names and uuid event ids as bytes, other names and ids as text', () =>
+    withStore(async (store, path) => {
       const [projectId, memoId] = [randomUUID(), randomUUID()];
       const names = [`memo-${projectId}-${memoId}`, `memoref-${projectId}-${'ab'.repeat(32)}`, 'memo-p-1-m-1', `memo-${projectId.toUpperCase()}-${memoId}`];
       const ids = [randomUUID(), randomUUID(), 'e-not-a-uuid', randomUUID().toUpperCase()];
@@ -141,24 +130,17 @@ describe('SQLite event rows at rest', () => {
         expect((await store.readEvent(name, 1))?.id).toBe(ids[i]);
       }
       expect((await store.readLog({ after: 0, limit: 10 })).map((e) => e.streamName)).toEqual(names);
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('goes on with a stream whose earlier rows hold its name and ids as text: reads, guards versions, publishes, erases', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
-    const path = join(dir, 'memo.db');
-    const [projectId, memoId, oldId] = [randomUUID(), randomUUID(), randomUUID()];
-    const stream = `memo-${projectId}-${memoId}`;
-    const event = (type: string) => ({ id: randomUUID(), type, data: sealedLike, meta: { subject }, occurredAt: new Date().toISOString() });
-    // An earlier version's row.
-    const older = new SqliteEventStore(path, { compact: false });
-    await older.appendToStream(stream, [{ ...event('MemoCreated'), id: oldId }], { expectedVersion: 0 });
-    await older.close();
-    const store = new SqliteEventStore(path);
-    try {
+  it('goes on with a stream whose earlier rows hold its name and ids as text: reads, guards versions, publishes, erases', () =>
+    withStore(async (store, path) => {
+      const [projectId, memoId, oldId] = [randomUUID(), randomUUID(), randomUUID()];
+      const stream = `memo-${projectId}-${memoId}`;
+      const event = (type: string) => ({ id: randomUUID(), type, data: sealedLike, meta: { subject }, occurredAt: new Date().toISOString() });
+      // An earlier version's row, written beside this store on the same file.
+      const older = new SqliteEventStore(path, { compact: false });
+      await older.appendToStream(stream, [{ ...event('MemoCreated'), id: oldId }], { expectedVersion: 0 });
+      await older.close();
       await expect(store.appendToStream(stream, [event('MemoArchived')], { expectedVersion: 0 })).rejects.toThrow(/version/i);
       const appended = await store.appendToStream(stream, [event('MemoArchived')], { expectedVersion: 1 });
       expect(appended.nextVersion).toBe(2);
@@ -176,17 +158,10 @@ describe('SQLite event rows at rest', () => {
 
       await store.eraseStream(stream, event('MemoDeleted'), { expectedVersion: 2 });
       expect((await store.readStream(stream)).events.map((e) => [e.version, e.type])).toEqual([[3, 'MemoDeleted']]);
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('writes rows as earlier versions did with compact: false (for a rolling upgrade)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
-    const path = join(dir, 'memo.db');
-    const store = new SqliteEventStore(path, { compact: false });
-    try {
+  it('writes rows as earlier versions did with compact: false (for a rolling upgrade)', () =>
+    withStore(async (store, path) => {
       const stream = 'memo-p-1-m-1';
       const event = { id: randomUUID(), type: 'MemoCreated', data: sealedLike, meta: { commandId: 'c-1', subject }, occurredAt: new Date().toISOString() };
       await store.appendToStream(stream, [event], { expectedVersion: 0 });
@@ -197,17 +172,10 @@ describe('SQLite event rows at rest', () => {
       expect(row.subject).toBe(subject);
       expect(JSON.parse(row.meta)).toEqual({ commandId: 'c-1', subject });
       expect((await store.readStream(stream)).events[0]!.data).toEqual(sealedLike);
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }, { compact: false }));
 
-  it('reads rows an earlier version wrote: JSON text, the subject inside meta too', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'memex-es-'));
-    const path = join(dir, 'memo.db');
-    const store = new SqliteEventStore(path);
-    try {
+  it('reads rows an earlier version wrote: JSON text, the subject inside meta too', () =>
+    withStore(async (store, path) => {
       const db = new Database(path);
       db.prepare(
         `INSERT INTO events (id, stream, version, type, data, meta, occurred_at, subject)
@@ -217,9 +185,5 @@ describe('SQLite event rows at rest', () => {
       const [read] = (await store.readStream('memo-p-1-m-1')).events;
       expect(read!.data).toEqual(sealedLike);
       expect(read!.meta).toEqual({ commandId: 'c-0', subject });
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
