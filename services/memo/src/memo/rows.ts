@@ -8,6 +8,16 @@ const TAGGED = new Set(['MemoCreated', 'MemoSummarized', 'MemoTagged']);
 const isTagRecords = (tags: unknown): tags is TagRecord[] =>
   Array.isArray(tags) && tags.every((t) => typeof t === 'object' && t !== null && typeof (t as TagRecord).tag === 'string');
 
+/** The tags' names, when every tag's id is the one `tagId` derives (always, for tags the decider made). */
+export function derivedTagNames(memoId: string, tags: readonly TagRecord[]): string[] | undefined {
+  return tags.every((t) => t.uuid === tagId(memoId, t.tag)) ? tags.map((t) => t.tag) : undefined;
+}
+
+/** Tags as records again: a name gets the id `tagId` derives; a record stays as it was kept. */
+export function tagRecordsOf(memoId: string, tags: readonly (TagRecord | string)[]): TagRecord[] {
+  return tags.map((t) => (typeof t === 'string' ? { uuid: tagId(memoId, t), tag: t } : t));
+}
+
 /**
  * Memo event data as an event row's sealed box keeps it: without `memoId` and `projectId` (the row
  * shows them in the clear) and with tags by name when every tag's id is the one `tagId` derives
@@ -17,9 +27,8 @@ const isTagRecords = (tags: unknown): tags is TagRecord[] =>
 export const rowData: RowData = {
   lean(type, data) {
     const { memoId, projectId: _projectId, ...rest } = data;
-    if (TAGGED.has(type) && isTagRecords(rest.tags) && rest.tags.every((t) => t.uuid === tagId(memoId as string, t.tag))) {
-      rest.tags = rest.tags.map((t) => t.tag);
-    }
+    const names = TAGGED.has(type) && isTagRecords(rest.tags) ? derivedTagNames(memoId as string, rest.tags) : undefined;
+    if (names) rest.tags = names;
     return rest;
   },
 
@@ -27,7 +36,7 @@ export const rowData: RowData = {
     if (lean.memoId !== undefined) return lean;
     const data: Record<string, unknown> = { memoId, projectId, ...lean };
     if (TAGGED.has(type) && Array.isArray(lean.tags) && lean.tags.every((t) => typeof t === 'string')) {
-      data.tags = (lean.tags as string[]).map((tag) => ({ uuid: tagId(memoId, tag), tag }));
+      data.tags = tagRecordsOf(memoId, lean.tags as string[]);
     }
     return data;
   },

@@ -1,5 +1,6 @@
 import { matchesFilters, type MemoView, type TagRecord } from '@memex/contracts';
-import { compressText, decompressText, groupCommit, openSqlite, tagId, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
+import { compressText, decompressText, groupCommit, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
+import { derivedTagNames, tagRecordsOf } from '../memo/rows';
 import { filterable, foldTitle, type MemoListPage, type MemoReadModel, type MemoRecord, type TitleSearch } from './port';
 
 const SCHEMA = `
@@ -50,13 +51,11 @@ interface Row {
 type StoredDoc = Omit<MemoView, 'tags'> & { tags: (TagRecord | string)[] };
 
 function leanDoc(memo: MemoView): StoredDoc {
-  return memo.tags.every((t) => t.uuid === tagId(memo.uuid, t.tag)) ? { ...memo, tags: memo.tags.map((t) => t.tag) } : memo;
+  const names = derivedTagNames(memo.uuid, memo.tags);
+  return names ? { ...memo, tags: names } : memo;
 }
 
-const wholeDoc = (doc: StoredDoc): MemoView => ({
-  ...doc,
-  tags: doc.tags.map((t) => (typeof t === 'string' ? { uuid: tagId(doc.uuid, t), tag: t } : t)),
-});
+const wholeDoc = (doc: StoredDoc): MemoView => ({ ...doc, tags: tagRecordsOf(doc.uuid, doc.tags) });
 
 const readDoc = (row: Row): StoredDoc => JSON.parse(decompressText(row.doc)) as StoredDoc;
 const record = (row: Row, doc: StoredDoc): MemoRecord => ({ projectId: row.project_id, version: row.version, memo: wholeDoc(doc) });
