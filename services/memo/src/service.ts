@@ -167,6 +167,9 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
     serveMetrics(nc, 'memo', instance, metrics),
     serveHealth(nc, 'memo', instance, check),
   ];
+  // Subscriptions reach the server asynchronously: ready only once it has them all, so a request
+  // sent the moment this returns (or the health check says ready) finds a responder.
+  await nc.flush();
   const healthServer = config.MEMEX_HEALTH_PORT ? await startHealthServer(config.MEMEX_HEALTH_PORT, 'memo', instance, check) : undefined;
   sweeper.start();
   logger.info({ store: store.kind }, 'memo service ready');
