@@ -286,13 +286,49 @@ function advance(slots: Int32Array, n: number, from: number, target: number): nu
   return l;
 }
 
-/** int8 codes of `v` with one scale: v ≈ codes × scale. */
+/** int8 codes of `v` spanning the whole range (its largest component at ±127): v ≈ codes × scale. */
 function quantize(v: Float32Array, out: Int8Array, offset: number): number {
   let max = 0;
   for (let d = 0; d < v.length; d++) max = Math.max(max, Math.abs(v[d]!));
   const scale = max > 0 ? max / 127 : 1;
   for (let d = 0; d < v.length; d++) out[offset + d] = Math.round(v[d]! / scale);
   return scale;
+}
+
+/**
+ * A stored vector's int8 codes, at one norm for every vector of the dimension: `CODE_SPREAD` × √dim,
+ * so a typical component (1/√dim of a unit vector) codes as ±CODE_SPREAD, and one up to
+ * 127/CODE_SPREAD times larger still fits. Equal norms let the SIMD scan rank by the codes' inner
+ * product, a third of the cosine's work (no norms), in the cosine's order. A vector with a larger
+ * component is scaled to fit: a smaller norm, so `shrunk`, which the scan makes up for (see
+ * {@link ModelMemory.scanCandidates}). Below 16 dimensions that norm would be under 127: the codes
+ * span the range as {@link quantize}'s. v ≈ codes × scale.
+ */
+function quantizeStored(v: Float32Array, out: Int8Array, offset: number): { scale: number; shrunk: boolean } {
+  if (!codesShareNorm(v.length)) return { scale: quantize(v, out, offset), shrunk: false };
+  const norm = CODE_SPREAD * Math.sqrt(v.length);
+  let max = 0;
+  let squares = 0;
+  for (let d = 0; d < v.length; d++) {
+    max = Math.max(max, Math.abs(v[d]!));
+    squares += v[d]! * v[d]!;
+  }
+  if (max === 0) return { scale: quantize(v, out, offset), shrunk: false };
+  const shrunk = max / 127 > Math.sqrt(squares) / norm;
+  const scale = shrunk ? max / 127 : Math.sqrt(squares) / norm;
+  for (let d = 0; d < v.length; d++) out[offset + d] = Math.round(v[d]! / scale);
+  return { scale, shrunk };
+}
+
+/** A typical component's code (see quantizeStored): about the precision of spanning ±127 by the largest. */
+const CODE_SPREAD = 32;
+
+/** Above this share of shrunk codes (see quantizeStored), scans rank by cosine, not by inner product plus the shrunk. */
+const MAX_SHRUNK_SHARE = 1 / 64;
+
+/** Whether stored codes of this dimension share one norm (see quantizeStored), so scans rank by inner product. */
+function codesShareNorm(dimension: number): boolean {
+  return CODE_SPREAD * Math.sqrt(dimension) >= 127;
 }
 
 /** The SIMD scan reads every slot of the model: used when the findable ones are at least this share. */
@@ -312,6 +348,8 @@ export class ModelMemory {
   private codes: Int8Array;
   /** Each slot's int8 scale and its length in terms (BM25's dl), beside the codes for tight loops. */
   private scales: Float32Array;
+  /** Slots whose codes had to take a smaller norm than the others' (see quantizeStored); dead ones go at compaction. */
+  private shrunk = new Set<number>();
   private lengths: Float32Array;
   /** Each slot's key in its project's graph, -1 when it has none. */
   private graphKeys: Int32Array;
@@ -590,7 +628,9 @@ export class ModelMemory {
     }
     const slot = this.slots.length;
     if (slot + 1 > this.scales.length) this.grow(Math.max(this.scales.length * 2, slot + 1));
-    this.scales[slot] = quantize(dense, this.codes, slot * dim);
+    const { scale, shrunk } = quantizeStored(dense, this.codes, slot * dim);
+    this.scales[slot] = scale;
+    if (shrunk) this.shrunk.add(slot);
     this.lengths[slot] = terms.length;
     this.graphKeys[slot] = -1;
     this.keepTermIds(slot, terms.indices);
@@ -753,6 +793,7 @@ export class ModelMemory {
       }
     }
     for (const [memoId, list] of this.byMemo) this.byMemo.set(memoId, list.map((old) => remap[old]!));
+    this.shrunk = new Set([...this.shrunk].map((old) => remap[old]!).filter((slot) => slot >= 0));
     this.slots.length = 0;
     for (const chunk of slots) this.slots.push(chunk); // (not push(...slots): a spread of 100k+ arguments overflows the stack)
     this.codes = codes;
@@ -865,7 +906,11 @@ export class ModelMemory {
 
   /**
    * The findable slots nearest the query by an exact SIMD scan: usearch's exactSearch over every
-   * slot's int8 vector (the query quantized too, cosine), about ten times a JS loop's speed. Undefined
+   * slot's int8 vector (the query quantized too), about ten times a JS loop's speed. Where the stored
+   * codes share one norm (see quantizeStored) it ranks by their inner product, in the cosine's order
+   * for a third of its work, and adds the few findable slots whose codes were shrunk (which that
+   * order would put a little low); where many were shrunk (a model with outsized components), by
+   * the cosine itself. Undefined
    * when the JS loop over just the findable slots is the cheaper way (few of them, or a small share of
    * all slots: the scan cannot skip the others), or when the scan's top found too few findable ones.
    */
@@ -875,16 +920,22 @@ export class ModelMemory {
     if (slots.length < this.dense.simdScanMinChunks || share < SIMD_SCAN_MIN_SHARE) return undefined;
     const codes = new Int8Array(this.dimension);
     quantize(query, codes, 0);
-    // Int8 cosines rank a little differently from the float query's estimates: take a few times the depth.
+    // The int8 × int8 order differs a little from the float query's estimates: take a few times the depth.
     const wanted = Math.min(total, Math.ceil(Math.max(4 * depth, SIMD_SCAN_MIN_CANDIDATES) / share));
     // (a view from offset 0: usearch reads typed arrays from the start of their buffer)
-    const { keys } = exactSearch(this.codes.subarray(0, total * this.dimension), codes, this.dimension, wanted, MetricKind.Cos, 1);
+    const byProduct = codesShareNorm(this.dimension) && this.shrunk.size <= total * MAX_SHRUNK_SHARE;
+    const { keys } = exactSearch(this.codes.subarray(0, total * this.dimension), codes, this.dimension, wanted, byProduct ? MetricKind.IP : MetricKind.Cos, 1);
     const found: number[] = [];
     for (let i = 0; i < keys.length; i++) {
       const slot = Number(keys[i]!);
       if (mask[slot] === 1) found.push(slot);
     }
-    return found.length < Math.min(4 * depth, slots.length) ? undefined : found;
+    if (found.length < Math.min(4 * depth, slots.length)) return undefined;
+    if (byProduct && this.shrunk.size > 0) {
+      const taken = new Set(found);
+      for (const slot of this.shrunk) if (mask[slot] === 1 && !taken.has(slot)) found.push(slot);
+    }
+    return found;
   }
 
   /** The graph's nearest findable slots, or undefined when the filters leave it too few. */

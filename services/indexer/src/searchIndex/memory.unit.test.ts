@@ -214,6 +214,50 @@ describe('ModelMemory dense search with an HNSW graph', () => {
     expect(same / total).toBeGreaterThanOrEqual(0.99);
   });
 
+  it.each([
+    ['inner product, plus the few shrunk', 10],
+    ['cosine, with many shrunk', 200],
+  ])('scans by %s: vectors with an outsized component are found as a JS loop finds them', (_, spiky) => {
+    // 64 dimensions: codes share one norm, and a component above ~0.5 of the norm shrinks a vector's.
+    // The query is spread over 8 dimensions; 600 decoys sit at cosine ~0.8 to it, and the `spiky`
+    // vectors, one large component, at ~0.86: their shrunk codes rank below every decoy by inner
+    // product, beyond the scan's few hundred candidates, unless the scan makes up for them.
+    const dim = 64;
+    const random = seededRandom(11);
+    const query = Float32Array.from({ length: dim }, (_, d) => (d < 8 ? 1 / Math.sqrt(8) : 0));
+    const normalize = (v: Float32Array) => v.map((x) => x / Math.hypot(...v));
+    const decoy = () => {
+      // cosine 0.8 exactly: the query plus noise orthogonal to it
+      const noise = unitVector(random, dim);
+      const along = noise.reduce((sum, x, d) => sum + x * query[d]!, 0);
+      const orthogonal = normalize(noise.map((x, d) => x - along * query[d]!));
+      return query.map((q, d) => 0.8 * q + 0.6 * orthogonal[d]!);
+    };
+    const spike = () => normalize(Float32Array.from({ length: dim }, (_, d) => (d === 0 ? 1 : d < 8 ? 0.3 : 0) + (random() - 0.5) * 0.02));
+    const vectors = [
+      ...Array.from({ length: 3000 }, () => unitVector(random, dim)),
+      ...Array.from({ length: 600 }, decoy),
+      ...Array.from({ length: spiky }, spike),
+    ];
+    const found = ({ simdScanMinChunks = undefined as number | undefined, compacted = false } = {}) => {
+      const catalog = new CatalogMemory();
+      const memory = new ModelMemory(dim, 1024, { dense: simdScanMinChunks === undefined ? {} : { simdScanMinChunks } });
+      const add = (memoId: string, v: Float32Array) => {
+        catalog.set({ memoId, projectId: 'p', version: 1, memo: attrs('p', memoId) });
+        memory.add({ chunkId: `${memoId}/0`, memoId, projectId: 'p', revision: 1, index: 0, content: '' }, v, termFrequencies('x'));
+      };
+      // Compacted: 5,000 chunks first, removed once the others are in, so every slot moves down.
+      if (compacted) for (let m = 0; m < 5000; m++) add(`gone-${m}`, unitVector(random, dim));
+      vectors.forEach((v, m) => add(`memo-${String(m).padStart(5, '0')}`, v));
+      if (compacted) for (let m = 0; m < 5000; m++) memory.removeMemo(`gone-${m}`);
+      return memory.searchDense(query, catalog.eligible('p', []), 10, catalog, 'p').map((h) => h.memoId);
+    };
+    const simd = found();
+    expect(simd.every((id) => Number(id.slice(5)) >= 3600)).toBe(true);
+    expect(simd).toEqual(found({ simdScanMinChunks: Number.POSITIVE_INFINITY }));
+    expect(found({ compacted: true })).toEqual(simd);
+  });
+
   it('answers a selective filter exactly and forgets removed chunks in the graph', async () => {
     const { memory, catalog, queries } = build(1000);
     await memory.graphsBuilt();
