@@ -16,6 +16,7 @@
  *     [--expansion-add 200] [--expansion-search 400] [--connectivity 16] [--graph-candidates 256] [--rescore-margin 16]
  *     (HNSW build/search breadth, graph neighbours taken, int8 candidates rescored: the recall/latency trade)
  *     [--graph-build background|inline]   (inline: a project's graph built at once when it passes ann-min, as before)
+ *     [--vector-cache-mb 16]   (full-precision vectors kept for rescoring, as INDEXER_VECTOR_CACHE_MB; 0: each read from disk)
  * (--expose-gc makes the memory figures meaningful)
  */
 import { randomUUID } from 'node:crypto';
@@ -34,6 +35,7 @@ import { EmbeddedSearchIndex } from '../services/indexer/src/searchIndex/embedde
 import { ModelSet } from '../services/indexer/src/state/models';
 import { TopK } from '../services/indexer/src/searchIndex/topK';
 import { CatalogMemory, DEFAULT_DENSE_OPTIONS, ModelMemory } from '../services/indexer/src/searchIndex/memory';
+import { IndexerEnv } from '../services/indexer/src/config';
 import { REPO_ROOT } from '../test/support/paths';
 import { percentile, printTable } from './support/stats';
 
@@ -50,6 +52,7 @@ const { values } = parseArgs({
     'graph-candidates': { type: 'string', default: String(DEFAULT_DENSE_OPTIONS.graphCandidates) },
     'rescore-margin': { type: 'string', default: String(DEFAULT_DENSE_OPTIONS.rescoreMargin) },
     'graph-build': { type: 'string', default: 'background' },
+    'vector-cache-mb': { type: 'string', default: String(IndexerEnv.properties.INDEXER_VECTOR_CACHE_MB.default) },
   },
 });
 const CHUNKS = Number(values.chunks);
@@ -88,7 +91,9 @@ const dense = {
   rescoreMargin: Number(values['rescore-margin']),
 };
 const graphBuild = values['graph-build'] === 'inline' ? 'inline' : 'background';
-const index = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'), { dense, graphBuild });
+// As the indexer runs it (INDEXER_VECTOR_CACHE_MB): rescoring vectors read once are kept up to this budget.
+const vectorCacheBytes = Number(values['vector-cache-mb']) * 1024 * 1024;
+const index = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'), { dense, graphBuild, vectorCacheBytes });
 const embedder = await loadEmbedder({ model: MODEL, modelsDir: path.join(REPO_ROOT, 'models'), allowRemote: false });
 await index.openModel(MODEL, embedder.dimension);
 const models = new ModelSet(async () => embedder, index, silentLogger());
@@ -221,7 +226,7 @@ await index.close();
 const heapBefore = rss();
 // A restart: how long until the embedded index serves again (it loads the catalog and vectors).
 const reopenStarted = performance.now();
-const reopened = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'), { dense });
+const reopened = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'), { dense, vectorCacheBytes });
 await reopened.openModel(MODEL, embedder.dimension);
 const reopenMs = performance.now() - reopenStarted;
 const found = await reopened.countChunks(MODEL, projectId);
@@ -231,7 +236,10 @@ rows.push([
   'memory of the loaded index (RSS growth: heap, buffers, graph)',
   `${((heapAfter - heapBefore) / 2 ** 20).toFixed(0)} MiB, ${((heapAfter - heapBefore) / found).toFixed(0)} bytes per chunk (chunk text included)${gc ? '' : ' (run with --expose-gc)'}`,
 ]);
-printTable(`search over ${built} chunks, embedded index, top 10, sequential queries on one core (HNSW expansion add/search ${dense.expansionAdd}/${dense.expansionSearch})`, rows);
+printTable(
+  `search over ${built} chunks, embedded index, top 10, sequential queries on one core (HNSW expansion add/search ${dense.expansionAdd}/${dense.expansionSearch}; rescoring vectors kept: ${values['vector-cache-mb']} MiB)`,
+  rows,
+);
 await embedder.dispose();
 await reopened.close();
 dir.remove();

@@ -55,6 +55,12 @@ export const IndexerEnv = Type.Object({
     description: 'Lift of a chunk whose memo title holds the query terms, in the fused ranking (0 = off)',
   }),
   SEARCH_CANDIDATES: Type.Integer({ minimum: 1, maximum: 10_000, default: 100, description: 'Candidates per ranking before fusion' }),
+  INDEXER_VECTOR_CACHE_MB: Type.Number({
+    minimum: 0,
+    default: 16,
+    description:
+      'Embedded index: MiB of full-precision vectors kept in memory per model once read for rescoring, least recently used dropped first (0: read each from disk)',
+  }),
   INDEXER_ROLE: Type.Union([Type.Literal('all'), Type.Literal('search'), Type.Literal('ingest')], {
     default: 'all',
     description:

@@ -101,6 +101,8 @@ export interface EmbeddedIndexOptions {
    * (`MEMEX_SEAL_DEFLATE=false`). Both forms are always read.
    */
   compact?: boolean;
+  /** See {@link ModelMemoryOptions.vectorCacheBytes}. */
+  vectorCacheBytes?: number;
 }
 
 /** Changes older than this are pruned; a process further behind reloads everything. */
@@ -305,6 +307,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     const memory: ModelMemory = new ModelMemory(dimension, 1024, {
       dense: this.options.dense,
       ...(this.options.graphBuild ? { graphBuild: this.options.graphBuild } : {}),
+      ...(this.options.vectorCacheBytes !== undefined ? { vectorCacheBytes: this.options.vectorCacheBytes } : {}),
       // A graph built in the background is saved at once, like one built at loading.
       onGraphBuilt: (projectId, chunks, ms) => {
         if (this.models.get(model) !== memory || !this.db.open) return;

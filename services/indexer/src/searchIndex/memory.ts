@@ -6,12 +6,14 @@
  *   and the filters keep most of it, else from an exact scan of the int8 vectors (usearch's SIMD
  *   exactSearch over the model's vectors, or a JS loop over just the findable ones when few); the best
  *   of them by the full-precision query against int8 are rescored with their full-precision vectors,
- *   read from disk (SQLite) through `fullVectors` for just those few, so scores are exact cosines.
+ *   read from disk (SQLite) through `fullVectors` for just those few (the most recently read kept in
+ *   memory up to a byte budget), so scores are exact cosines.
  * - Sparse: BM25 with every statistic (document count, document frequency, average length) taken
  *   from the caller's project alone, top-k by MaxScore (terms whose summed upper bounds cannot reach
  *   the current k-th score are only probed, never walked), equal to scoring every posting.
  * - Ties: equal scores are ordered by memo uuid, then chunk index, everywhere.
  */
+import { LRUCache } from 'lru-cache';
 import usearch from 'usearch';
 import { matchesFilters, type Filter, type FilterableMemo, type MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, idf, type EncodedDocument, type SparseVector } from '@memex/text';
@@ -151,6 +153,12 @@ export interface ModelMemoryOptions {
    * absent when unreadable. Without it, int8 estimates are final.
    */
   fullVectors?: (chunkIds: readonly string[]) => Map<string, Float32Array>;
+  /**
+   * Bytes of full-precision vectors kept in memory once read for rescoring, the least recently used
+   * dropped first (none by default: every one read from disk; the indexer's INDEXER_VECTOR_CACHE_MB).
+   * A small index ends up rescoring from memory alone; a large one keeps its most searched chunks.
+   */
+  vectorCacheBytes?: number;
 }
 
 function filterable(memo: MemoAttributes): FilterableMemo {
@@ -376,6 +384,8 @@ export class ModelMemory {
   private readonly slotSets = new WeakMap<Map<string, number>, { mutations: number; slots: Int32Array; mask: Uint8Array }>();
   private readonly dense: DenseSearchOptions;
   private readonly fullVectors: ModelMemoryOptions['fullVectors'];
+  /** Full-precision vectors read for rescoring, by chunk id (see vectorCacheBytes); gone when their chunk is. */
+  private readonly recentVectors: LRUCache<string, Float32Array> | undefined;
   /** While loading, graphs are built once at the end (in parallel) instead of chunk by chunk. */
   private deferGraphs = false;
   private readonly graphBuild: 'background' | 'inline';
@@ -399,6 +409,8 @@ export class ModelMemory {
     this.termCounts = new Int32Array(initialCapacity);
     this.dense = { ...DEFAULT_DENSE_OPTIONS, ...options.dense };
     this.fullVectors = options.fullVectors;
+    const cacheBytes = options.vectorCacheBytes ?? 0;
+    this.recentVectors = this.fullVectors && cacheBytes > 0 ? new LRUCache({ maxSize: cacheBytes, sizeCalculation: (v) => v.byteLength }) : undefined;
     this.graphBuild = options.graphBuild ?? 'background';
     this.onGraphBuilt = options.onGraphBuilt;
   }
@@ -412,6 +424,7 @@ export class ModelMemory {
   /** Stops background builds (each ends at its next slice): this memory is being replaced or closed. */
   dispose(): void {
     this.disposed = true;
+    this.recentVectors?.clear();
   }
 
   get live(): number {
@@ -630,6 +643,8 @@ export class ModelMemory {
     if (slot + 1 > this.scales.length) this.grow(Math.max(this.scales.length * 2, slot + 1));
     const { scale, shrunk } = quantizeStored(dense, this.codes, slot * dim);
     this.scales[slot] = scale;
+    // (a chunk id written again, by a rebuild with other chunking say, may come with another vector)
+    this.recentVectors?.delete(chunk.chunkId);
     if (shrunk) this.shrunk.add(slot);
     this.lengths[slot] = terms.length;
     this.graphKeys[slot] = -1;
@@ -722,6 +737,7 @@ export class ModelMemory {
     for (const slot of list) {
       const chunk = this.slots[slot];
       if (!chunk) continue;
+      this.recentVectors?.delete(chunk.chunkId);
       const project = this.projects.get(chunk.projectId)!;
       project.chunks -= 1;
       project.totalLength -= this.lengths[slot]!;
@@ -865,7 +881,8 @@ export class ModelMemory {
    * Dense top-k in three stages: candidates (the graph's int8 × int8 neighbours, or every findable
    * slot), the best `limit + rescoreMargin` of them by the full-precision query against their int8
    * vectors, and the best `exactTop + rescoreMargin` of those rescored with their full-precision
-   * vectors (`fullVectors`, from disk in one read: ~15 µs a chunk); the others keep their int8 estimates.
+   * vectors (those kept in memory, the others from disk through `fullVectors` in one read: ~15 µs a
+   * chunk); the others keep their int8 estimates.
    */
   searchDense(query: Float32Array, eligible: Map<string, number>, limit: number, catalog: CatalogMemory, projectId?: string, exactTop = limit): ChunkCandidate[] {
     if (limit <= 0) return [];
@@ -889,11 +906,31 @@ export class ModelMemory {
     if (this.fullVectors) {
       const top = new TopK<number>(limit, this.bySlot);
       const rescored = Math.min(ranked.length, Math.max(0, exactTop) + this.dense.rescoreMargin);
-      const full = this.fullVectors(ranked.slice(0, rescored).map(({ item }) => this.slots[item]!.chunkId));
+      const full = this.rescoringVectors(ranked.slice(0, rescored).map(({ item }) => this.slots[item]!.chunkId));
       ranked.forEach(({ score, item }, i) => top.offer(i < rescored ? (this.exact(query, full.get(this.slots[item]!.chunkId)) ?? score) : score, item));
       ranked = top.sorted();
     }
     return ranked.map(({ score, item }) => this.candidate(item, score, catalog));
+  }
+
+  /** Full-precision vectors by chunk id: those kept in memory, the others read (and kept). */
+  private rescoringVectors(chunkIds: readonly string[]): Map<string, Float32Array> {
+    const cache = this.recentVectors;
+    if (!cache) return this.fullVectors!(chunkIds);
+    const found = new Map<string, Float32Array>();
+    const missing: string[] = [];
+    for (const id of chunkIds) {
+      const v = cache.get(id);
+      if (v) found.set(id, v);
+      else missing.push(id);
+    }
+    if (missing.length > 0) {
+      for (const [id, v] of this.fullVectors!(missing)) {
+        found.set(id, v);
+        cache.set(id, v);
+      }
+    }
+    return found;
   }
 
   /** The cosine with a chunk's full-precision vector, if it was read. */

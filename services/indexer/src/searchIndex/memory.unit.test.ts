@@ -336,4 +336,50 @@ describe('ModelMemory dense search with an HNSW graph', () => {
     expect(some).toHaveLength(100);
     expect(some.slice(0, 10)).toEqual(all.slice(0, 10));
   });
+
+  it('keeps rescoring vectors once read, within its byte budget, and forgets a chunk that changes', () => {
+    const random = seededRandom(9);
+    const catalog = new CatalogMemory();
+    const vectors = new Map<string, Float32Array>();
+    const read: string[] = [];
+    const budget = 40; // vectors kept at most
+    const memory = new ModelMemory(dim, 1024, {
+      vectorCacheBytes: budget * dim * 4,
+      fullVectors: (ids) => (read.push(...ids), new Map(ids.map((id) => [id, vectors.get(id)!]))),
+    });
+    const put = (m: number, v: Float32Array) => {
+      const memoId = `memo-${String(m).padStart(4, '0')}`;
+      catalog.set({ memoId, projectId: 'p', version: 1, memo: attrs('p', memoId) });
+      vectors.set(`${memoId}/0`, v);
+      memory.add({ chunkId: `${memoId}/0`, memoId, projectId: 'p', revision: 1, index: 0, content: '' }, v, termFrequencies('x'));
+    };
+    for (let m = 0; m < 500; m++) put(m, unitVector(random, dim));
+    const q = unitVector(random, dim);
+    const search = (limit = 10) => memory.searchDense(q, catalog.eligible('p', []), limit, catalog, 'p');
+    const rescored = 10 + memory.denseOptions.rescoreMargin;
+
+    const first = search();
+    expect(read).toHaveLength(rescored);
+    read.length = 0;
+    expect(search()).toEqual(first);
+    expect(read).toEqual([]);
+
+    // The best chunk's memo is written again, its chunk now the query itself: read anew, scored anew.
+    const best = first[0]!;
+    memory.removeMemo(best.memoId);
+    put(Number(best.memoId.slice(5)), q);
+    const after = search();
+    expect(read).toEqual([best.chunkId]);
+    expect(after[0]!.chunkId).toBe(best.chunkId);
+    expect(after[0]!.score).toBeCloseTo(1, 6);
+    expect(best.score).toBeLessThan(0.9);
+    expect(after.slice(1)).toEqual(first.slice(1));
+
+    // Past the budget the least recently used go: a wider search, then the first one reads again.
+    search(100);
+    read.length = 0;
+    search();
+    expect(read.length).toBeGreaterThan(0);
+    expect(read.length).toBeLessThanOrEqual(rescored);
+  });
 });
