@@ -17,6 +17,7 @@ import {
   startHealthServer,
   settleEach,
   Slots,
+  subscriptionsServed,
   type ConsumerRunner,
   type Logger,
 } from '@memex/runtime';
@@ -94,9 +95,7 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
     serveMetrics(nc, 'agent', instance, metrics),
     serveHealth(nc, 'agent', instance, check),
   ];
-  // Subscriptions reach the server asynchronously: ready only once it has them all, so a request
-  // sent the moment this returns (or the health check says ready) finds a responder.
-  await nc.flush();
+  await subscriptionsServed(nc);
   const healthServer = config.MEMEX_HEALTH_PORT ? await startHealthServer(config.MEMEX_HEALTH_PORT, 'agent', instance, check) : undefined;
   logger.info({ llm: llm.name }, 'agent ready');
 

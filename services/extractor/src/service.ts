@@ -17,6 +17,7 @@ import {
   settleEach,
   Slots,
   startHealthServer,
+  subscriptionsServed,
   type Logger,
 } from '@memex/runtime';
 import type { ExtractorConfig } from './config';
@@ -87,9 +88,7 @@ export async function startExtractorService(config: ExtractorConfig, overrides: 
   });
   const check = async () => ({ ready: !nc.isClosed(), details: { blobs: blobs.kind, concurrency: config.EXTRACT_CONCURRENCY } });
   const subs = [serveMetrics(nc, 'extractor', instance, metrics), serveHealth(nc, 'extractor', instance, check)];
-  // Subscriptions reach the server asynchronously: ready only once it has them all, so a request
-  // sent the moment this returns (or the health check says ready) finds a responder.
-  await nc.flush();
+  await subscriptionsServed(nc);
   const healthServer = config.MEMEX_HEALTH_PORT ? await startHealthServer(config.MEMEX_HEALTH_PORT, 'extractor', instance, check) : undefined;
   logger.info({ concurrency: config.EXTRACT_CONCURRENCY }, 'extractor ready');
 

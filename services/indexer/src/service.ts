@@ -17,6 +17,7 @@ import {
   serveMetrics,
   serveQuery,
   startHealthServer,
+  subscriptionsServed,
   type ConsumerRunner,
   type Logger,
 } from '@memex/runtime';
@@ -182,9 +183,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
       }),
     );
   }
-  // Subscriptions reach the server asynchronously: ready only once it has them all, so a request
-  // sent the moment this returns (or the health check says ready) finds a responder.
-  await nc.flush();
+  await subscriptionsServed(nc);
   const healthServer = config.MEMEX_HEALTH_PORT ? await startHealthServer(config.MEMEX_HEALTH_PORT, 'indexer', instance, check) : undefined;
   logger.info({ index: index.kind, role: config.INDEXER_ROLE, model: models.activeName }, 'indexer ready');
 

@@ -18,6 +18,7 @@ import {
   serveMetrics,
   serveQuery,
   startHealthServer,
+  subscriptionsServed,
   type ConsumerRunner,
   type Logger,
 } from '@memex/runtime';
@@ -167,9 +168,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
     serveMetrics(nc, 'memo', instance, metrics),
     serveHealth(nc, 'memo', instance, check),
   ];
-  // Subscriptions reach the server asynchronously: ready only once it has them all, so a request
-  // sent the moment this returns (or the health check says ready) finds a responder.
-  await nc.flush();
+  await subscriptionsServed(nc);
   const healthServer = config.MEMEX_HEALTH_PORT ? await startHealthServer(config.MEMEX_HEALTH_PORT, 'memo', instance, check) : undefined;
   sweeper.start();
   logger.info({ store: store.kind }, 'memo service ready');

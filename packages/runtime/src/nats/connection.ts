@@ -57,6 +57,15 @@ export function natsConnected(nc: NatsConnection): boolean {
 }
 
 /** How often the client pings the server; two unanswered pings count as a lost connection. */
+/**
+ * Resolves once the server has every subscription made on `nc` so far. `subscribe` only queues the
+ * SUB: a service that reports ready before this could get a request, sent at once from another
+ * connection, that reaches the server first and finds no responder.
+ */
+export async function subscriptionsServed(nc: NatsConnection): Promise<void> {
+  await nc.flush();
+}
+
 export const PING_INTERVAL_MS = 5_000;
 
 /**
