@@ -322,8 +322,9 @@ function quantizeStored(v: Float32Array, out: Int8Array, offset: number): { scal
     squares += v[d]! * v[d]!;
   }
   if (max === 0) return { scale: quantize(v, out, offset), shrunk: false };
-  const shrunk = max / 127 > Math.sqrt(squares) / norm;
-  const scale = shrunk ? max / 127 : Math.sqrt(squares) / norm;
+  const step = Math.sqrt(squares) / norm;
+  const shrunk = max / 127 > step;
+  const scale = shrunk ? max / 127 : step;
   for (let d = 0; d < v.length; d++) out[offset + d] = Math.round(v[d]! / scale);
   return { scale, shrunk };
 }
