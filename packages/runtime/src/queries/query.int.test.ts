@@ -42,3 +42,84 @@ describe('serveQuery with a reply larger than max_payload', () => {
     }
   });
 });
+
+describe('query: replies on one inbox per connection', () => {
+  let nats: NatsServerHandle;
+  let nc: NatsConnection;
+  beforeAll(async () => {
+    nats = await startNatsServer();
+    nc = await connectNats({ url: nats.url, name: 'query-replies-test' });
+  });
+  afterAll(async () => {
+    await nc?.close();
+    await nats?.stop();
+  });
+
+  it('gives each of many concurrent queries its own answer, from a server on another connection', async () => {
+    const server = await connectNats({ url: nats.url, name: 'query-replies-server' });
+    const sub = serveQuery<{ n: number }, number>(server, {
+      subject: 'test.square',
+      queue: 'test',
+      logger: silentLogger(),
+      // Answers out of order: later requests can finish first.
+      handler: async ({ n }) => {
+        await new Promise((r) => setTimeout(r, (n * 7) % 13));
+        return n * n;
+      },
+    });
+    await server.flush();
+    try {
+      const ns = Array.from({ length: 200 }, (_, i) => i);
+      expect(await Promise.all(ns.map((n) => query<{ n: number }, number>(nc, 'test.square', { n })))).toEqual(ns.map((n) => n * n));
+    } finally {
+      sub.unsubscribe();
+      await server.close();
+    }
+  });
+
+  it('answers ServiceUnavailable at once when nothing serves the subject, and Timeout when the server stays silent', async () => {
+    const started = Date.now();
+    const none = await query(nc, 'test.nobody', {}, { timeoutMs: 5_000 }).catch((e: unknown) => e);
+    expect((none as MemexError).code).toBe('ServiceUnavailable');
+    expect(Date.now() - started).toBeLessThan(4_000);
+
+    const silent = nc.subscribe('test.silent', { callback: () => undefined });
+    await nc.flush();
+    try {
+      const late = await query(nc, 'test.silent', {}, { timeoutMs: 200 }).catch((e: unknown) => e);
+      expect((late as MemexError).code).toBe('Timeout');
+    } finally {
+      silent.unsubscribe();
+    }
+  });
+
+  it('carries the handler error as the MemexError it was', async () => {
+    const sub = serveQuery(nc, {
+      subject: 'test.missing',
+      queue: 'test',
+      logger: silentLogger(),
+      handler: async () => {
+        throw new MemexError('MemoNotFound');
+      },
+    });
+    try {
+      const error = await query(nc, 'test.missing', {}).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MemexError);
+      expect((error as MemexError).code).toBe('MemoNotFound');
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
+  it('fails the queries still waiting when the connection closes, and refuses new ones', async () => {
+    const own = await connectNats({ url: nats.url, name: 'query-replies-closing' });
+    const silent = own.subscribe('test.hang', { callback: () => undefined });
+    await own.flush();
+    const waiting = query(own, 'test.hang', {}, { timeoutMs: 30_000 }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 50));
+    silent.unsubscribe();
+    await own.close();
+    expect(((await waiting) as MemexError).code).toBe('ServiceUnavailable');
+    expect(((await query(own, 'test.hang', {}).catch((e: unknown) => e)) as MemexError).code).toBe('ServiceUnavailable');
+  });
+});
