@@ -1,7 +1,9 @@
 /**
  * Ingestion: memos/s and chunks/s from POST to `pending: false` through the whole stack (as
  * `pnpm start` runs it: separate processes, HTTPS), beside the embedder's raw sentences/s measured
- * in the same run.
+ * in the same run, and the NATS messages each service sent and got per memo (nats-server's
+ * monitoring, which the stack under test turns on with MEMEX_NATS_MONITOR_PORT; the bench's own GETs
+ * that wait for `pending: false` are among them).
  *
  *   tsx bench/ingest.bench.ts [--memos 2000] [--chars 1500] [--concurrency 32] [--profile <dir>]
  *
@@ -14,6 +16,7 @@ import type { Memo } from '@memex/contracts';
 import { DEFAULT_EMBEDDING_MODEL } from '../services/indexer/src/embedding/embedder';
 import { measureEmbedder } from '../services/indexer/src/embedding/measure';
 import { REPO_ROOT } from '../test/support/paths';
+import { freePort } from '@memex/testing';
 import { startProcessStack } from '../test/support/processStack';
 import { httpsJson } from '../test/support/https';
 import { cpuBetween, cpuSnapshot } from './support/processCpu';
@@ -45,8 +48,10 @@ const profileDir = values.profile ? path.resolve(values.profile) : undefined;
 const alone = await embedderAloneMemosPerSecond(memoTexts(MEMOS, CHARS));
 console.log(`embedder alone on these memos: ${alone.toFixed(0)} memos/s`);
 
+const monitorPort = await freePort();
 const stack = await startProcessStack({
   MEMEX_RATE_LIMIT: '0',
+  MEMEX_NATS_MONITOR_PORT: String(monitorPort),
   ...(profileDir ? { MEMEX_NODE_FLAGS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
 });
 try {
@@ -55,6 +60,7 @@ try {
     httpsJson<T>(method, `${stack.base}${url}`, { key: stack.key, agent: stack.agent, ...(body === undefined ? {} : { body }) });
 
   const cpuBefore = stack.process.pid ? cpuSnapshot(stack.process.pid) : new Map();
+  const natsBefore = await natsTraffic(monitorPort);
   const started = Date.now();
   const postLatencies: number[] = [];
   const ids = await pool(texts.map((content, i) => async () => {
@@ -68,6 +74,7 @@ try {
 
   const chunks = await waitProcessed(ids, (id) => call<Memo>('GET', `/api/v1/memo/${id}`));
   const done = Date.now();
+  const natsAfter = await natsTraffic(monitorPort);
   const seconds = (done - started) / 1000;
   // CPU per memo is steadier than memos/s when other work shares the machine.
   const cpu = stack.process.pid ? cpuBetween(cpuBefore, cpuSnapshot(stack.process.pid)) : [];
@@ -77,6 +84,7 @@ try {
     ['POST → all pending:false', `${seconds.toFixed(1)} s`],
     ['throughput', `${(MEMOS / seconds).toFixed(1)} memos/s, ${(chunks / seconds).toFixed(1)} chunks/s (${chunks} chunks)`],
     ['embedder raw (same run)', `${embedder.sentencesPerSecond.toFixed(0)} sentences/s; on these memos alone ${alone.toFixed(0)} memos/s (ratio ${(MEMOS / seconds / alone).toFixed(2)})`],
+    ['NATS messages per memo', perMemo(natsBefore, natsAfter, MEMOS)],
     ['stack CPU per memo', `${((1000 * cpuTotal) / MEMOS).toFixed(2)} ms (${cpu.map(([n, s]) => `${n} ${((1000 * s) / MEMOS).toFixed(2)}`).join(', ')})`],
   ]);
   // A service that died and restarted mid-run spoils the figures (and is a bug): say so.
@@ -85,4 +93,46 @@ try {
 } finally {
   const code = await stack.stop();
   if (code !== 0) console.error(stack.output());
+}
+
+interface Traffic {
+  in: number;
+  out: number;
+  inBytes: number;
+  outBytes: number;
+}
+
+/**
+ * Messages and bytes each service's connections sent to NATS (`in`, as the server counts) and got
+ * from it (`out`), summed by service, from nats-server's /connz (open connections).
+ */
+async function natsTraffic(port: number): Promise<Map<string, Traffic>> {
+  const res = await fetch(`http://127.0.0.1:${port}/connz?limit=1024`);
+  const { connections } = (await res.json()) as { connections: { name?: string; in_msgs: number; out_msgs: number; in_bytes: number; out_bytes: number }[] };
+  const byService = new Map<string, Traffic>();
+  for (const c of connections) {
+    const service = /^memex-([a-z]+)-/.exec(c.name ?? '')?.[1] ?? 'other';
+    const t = byService.get(service) ?? { in: 0, out: 0, inBytes: 0, outBytes: 0 };
+    t.in += c.in_msgs;
+    t.out += c.out_msgs;
+    t.inBytes += c.in_bytes;
+    t.outBytes += c.out_bytes;
+    byService.set(service, t);
+  }
+  return byService;
+}
+
+/** Per memo, the messages each service sent and got, and the bytes in all, between two readings. */
+function perMemo(before: Map<string, Traffic>, after: Map<string, Traffic>, memos: number): string {
+  let sent = 0;
+  let bytes = 0;
+  const parts: string[] = [];
+  for (const [service, t] of [...after].sort((a, b) => b[1].in + b[1].out - (a[1].in + a[1].out))) {
+    const b = before.get(service) ?? { in: 0, out: 0, inBytes: 0, outBytes: 0 };
+    const sentHere = t.in - b.in;
+    sent += sentHere;
+    bytes += t.inBytes - b.inBytes + (t.outBytes - b.outBytes);
+    parts.push(`${service} ${(sentHere / memos).toFixed(1)} sent / ${((t.out - b.out) / memos).toFixed(1)} got`);
+  }
+  return `${(sent / memos).toFixed(1)} sent, ${(bytes / memos / 1024).toFixed(1)} KiB through the server (${parts.join(', ')})`;
 }

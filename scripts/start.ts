@@ -155,11 +155,22 @@ async function stopLeftoverNats(pidFile: string, storeDir: string): Promise<void
 interface NatsChoice {
   url: string;
   /** Set when this script runs the server: where, and its store. */
-  own?: { host: string; port: number; storeDir: string };
+  own?: { host: string; port: number; storeDir: string; monitorPort?: number };
+}
+
+/** A port from the environment variable `name`, or undefined when it is unset. */
+function portSetting(name: string): number | undefined {
+  const raw = process.env[name];
+  if (!raw) return undefined;
+  const port = Number(raw);
+  if (!(Number.isInteger(port) && port > 0 && port < 65536)) throw new Error(`${name} must be a port number, got "${raw}"`);
+  return port;
 }
 
 async function chooseNats(dataDir: string): Promise<NatsChoice> {
   const storeDir = join(dataDir, 'nats');
+  // nats-server's HTTP monitoring (/varz, /connz, /jsz), on the address it listens on: off unless asked for.
+  const monitorPort = portSetting('MEMEX_NATS_MONITOR_PORT');
   const given = process.env.NATS_URL;
   if (given) {
     const first = new URL(given.split(',')[0]!.trim());
@@ -167,20 +178,17 @@ async function chooseNats(dataDir: string): Promise<NatsChoice> {
     const port = Number(first.port || 4222);
     if (await reachable(host, port)) return { url: given };
     if (!['127.0.0.1', 'localhost', '::1'].includes(host)) throw new Error(`no NATS server answers at ${given}`);
-    return { url: given, own: { host: host === 'localhost' ? '127.0.0.1' : host, port, storeDir } };
+    return { url: given, own: { host: host === 'localhost' ? '127.0.0.1' : host, port, storeDir, ...(monitorPort ? { monitorPort } : {}) } };
   }
   const host = '127.0.0.1';
-  const wanted = process.env.MEMEX_NATS_PORT ? Number(process.env.MEMEX_NATS_PORT) : undefined;
-  if (wanted !== undefined && !(Number.isInteger(wanted) && wanted > 0 && wanted < 65536)) {
-    throw new Error(`MEMEX_NATS_PORT must be a port number, got "${process.env.MEMEX_NATS_PORT}"`);
-  }
+  const wanted = portSetting('MEMEX_NATS_PORT');
   let port = wanted ?? 4222;
   if (await reachable(host, port)) {
     if (wanted !== undefined) throw new Error(`MEMEX_NATS_PORT ${wanted} is taken; free it or choose another`);
     // Something else (another NATS, another stack) has 4222: never join it, take a free port.
     port = await freePort(host);
   }
-  return { url: `nats://${host}:${port}`, own: { host, port, storeDir } };
+  return { url: `nats://${host}:${port}`, own: { host, port, storeDir, ...(monitorPort ? { monitorPort } : {}) } };
 }
 
 /**
@@ -209,8 +217,9 @@ class NatsSupervisor {
   }
 
   private spawn(): void {
-    const { host, port, storeDir } = this.own;
-    const child = spawn('nats-server', ['-a', host, '-p', String(port), '-js', '-sd', storeDir, '-l', this.logFile, '-P', this.pidFile], {
+    const { host, port, storeDir, monitorPort } = this.own;
+    const monitor = monitorPort ? ['-m', String(monitorPort)] : [];
+    const child = spawn('nats-server', ['-a', host, '-p', String(port), ...monitor, '-js', '-sd', storeDir, '-l', this.logFile, '-P', this.pidFile], {
       stdio: 'ignore',
       detached: true,
     });
@@ -277,7 +286,8 @@ async function main(): Promise<void> {
     chmodSync(choice.own.storeDir, 0o700);
     nats = new NatsSupervisor(choice.own);
     await stopLeftoverNats(nats.pidFile, choice.own.storeDir);
-    log(`starting nats-server on ${choice.own.host}:${choice.own.port} (JetStream store ${choice.own.storeDir}; log ${nats.logFile})`);
+    const monitoring = choice.own.monitorPort ? `; monitoring http://${choice.own.host}:${choice.own.monitorPort}` : '';
+    log(`starting nats-server on ${choice.own.host}:${choice.own.port} (JetStream store ${choice.own.storeDir}; log ${nats.logFile}${monitoring})`);
     await nats.start();
     writeFileSync(urlFile, `${choice.url}\n`, { mode: 0o600 });
   } else {

@@ -35,8 +35,15 @@ describe('pnpm start', () => {
   it('runs its own NATS in the data dir, logs each request once, keeps files private, and stops cleanly on Ctrl-C', async () => {
     const dir = tempDir('memex-start-');
     const port = await freePort();
+    const monitorPort = await freePort();
     const taken4222 = await listening(4222);
-    const env: Record<string, string> = { ...process.env, MEMEX_DATA_DIR: dir.path, MEMEX_PORT: String(port), LOG_LEVEL: 'info' } as Record<string, string>;
+    const env: Record<string, string> = {
+      ...process.env,
+      MEMEX_DATA_DIR: dir.path,
+      MEMEX_PORT: String(port),
+      MEMEX_NATS_MONITOR_PORT: String(monitorPort),
+      LOG_LEVEL: 'info',
+    } as Record<string, string>;
     delete env.NATS_URL;
     delete env.MEMEX_NATS_PORT;
     // Its own process group, like a terminal's foreground job: a Ctrl-C signals every process in it.
@@ -66,6 +73,11 @@ describe('pnpm start', () => {
       const pid = Number(readFileSync(join(dir.path, 'nats', 'nats-server.pid'), 'utf8'));
       expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8')).toContain(join(dir.path, 'nats'));
       expect(walk(join(dir.path, 'nats', 'jetstream')).length).toBeGreaterThan(0);
+      // MEMEX_NATS_MONITOR_PORT: nats-server's monitoring, on the loopback address NATS listens on.
+      const varz = (await (await fetch(`http://127.0.0.1:${monitorPort}/varz`)).json()) as { port: number; jetstream?: unknown };
+      expect(varz.port).toBe(Number(natsPort));
+      expect(varz.jetstream).toBeDefined();
+      expect(output).toContain(`monitoring http://127.0.0.1:${monitorPort}`);
 
       // One line per request; the readiness polls before "ready" were not logged at info.
       const ca = readFileSync(join(dir.path, 'tls', 'cert.pem'));
