@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { createInbox, headers as natsHeaders, type NatsConnection, type Subscription } from '@nats-io/nats-core';
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
 import {
   Headers,
   MemexError,
@@ -13,6 +13,7 @@ import {
 import { decodeJson, encodeJson } from '../nats/codec';
 import { natsConnected } from '../nats/connection';
 import { fromNatsError } from '../nats/errors';
+import { ReplyInbox } from '../nats/replyInbox';
 
 export interface SendOptions {
   requestId?: string;
@@ -30,41 +31,20 @@ export interface CommandOutcome<R> {
   eventSeq?: number;
 }
 
-interface Pending {
-  resolve: (reply: CommandReply<unknown>) => void;
-  timer: NodeJS.Timeout;
-}
-
 /**
  * Sends commands to the memo service over its JetStream work queue and waits for the handler's
  * reply on a per-client inbox. A command carries its deadline: if no handler takes it in time, it is
  * dropped unexecuted and the caller gets `Timeout`.
  */
 export class CommandClient {
-  private readonly inbox = createInbox('_INBOX.memex');
-  private readonly pending = new Map<string, Pending>();
-  private readonly sub: Subscription;
+  private readonly replies: ReplyInbox;
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
     private readonly defaultTimeoutMs = 10_000,
   ) {
-    this.sub = nc.subscribe(`${this.inbox}.*`, {
-      callback: (err, msg) => {
-        if (err) return;
-        const token = msg.subject.slice(this.inbox.length + 1);
-        const waiting = this.pending.get(token);
-        if (!waiting) return;
-        this.pending.delete(token);
-        clearTimeout(waiting.timer);
-        try {
-          waiting.resolve(decodeJson<CommandReply<unknown>>(msg.data));
-        } catch {
-          waiting.resolve({ ok: false, error: { code: 'Internal' } });
-        }
-      },
-    });
+    this.replies = new ReplyInbox(nc);
   }
 
   async send<N extends MemoCommandName>(
@@ -80,16 +60,12 @@ export class CommandClient {
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
     const deadline = Date.now() + timeoutMs;
 
-    const reply = new Promise<CommandReply<unknown>>((resolve) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(token);
-        resolve({ ok: false, error: { code: 'Timeout' } });
-      }, timeoutMs);
-      this.pending.set(token, { resolve, timer });
-    });
+    const reply = this.replies.wait(token, timeoutMs, `command ${name}`);
+    // It can time out while the publish still retries: handled (awaited below, or dropped with it).
+    reply.catch(() => undefined);
 
     const hdrs = natsHeaders();
-    hdrs.set(Headers.replyTo, `${this.inbox}.${token}`);
+    hdrs.set(Headers.replyTo, this.replies.subject(token));
     hdrs.set(Headers.deadline, String(deadline));
     hdrs.set(Headers.correlationId, commandId);
     if (options.requestId) hdrs.set(Headers.requestId, options.requestId);
@@ -98,12 +74,16 @@ export class CommandClient {
     try {
       await this.publishWithRetry(subject, data, token, hdrs, deadline);
     } catch (error) {
-      const waiting = this.pending.get(token);
-      if (waiting) clearTimeout(waiting.timer);
-      this.pending.delete(token);
+      this.replies.forget(token);
       throw fromNatsError(error, subject);
     }
-    const outcome = await reply;
+    let outcome: CommandReply<unknown>;
+    try {
+      outcome = decodeJson<CommandReply<unknown>>((await reply).data);
+    } catch (error) {
+      if (error instanceof MemexError) throw error;
+      outcome = { ok: false, error: { code: 'Internal' } };
+    }
     if (!outcome.ok) throw MemexError.fromWire(outcome.error);
     return {
       result: outcome.result as MemoCommandResult<N>,
@@ -135,11 +115,6 @@ export class CommandClient {
   }
 
   close(): void {
-    this.sub.unsubscribe();
-    for (const [, p] of this.pending) {
-      clearTimeout(p.timer);
-      p.resolve({ ok: false, error: { code: 'ServiceUnavailable' } });
-    }
-    this.pending.clear();
+    this.replies.close();
   }
 }

@@ -1,11 +1,12 @@
 import type { MsgHdrs, NatsConnection, Subscription } from '@nats-io/nats-core';
-import { createInbox, headers as natsHeaders } from '@nats-io/nats-core';
+import { headers as natsHeaders } from '@nats-io/nats-core';
 import { Headers, MemexError, type QueryReply } from '@memex/contracts';
 import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/registry';
 import { decodeJson, encodeJson } from '../nats/codec';
 import { fromNatsError } from '../nats/errors';
 import { fitsPayload } from '../nats/payload';
+import { ReplyInbox } from '../nats/replyInbox';
 
 export interface QueryContext {
   requestId: string | undefined;
@@ -80,81 +81,34 @@ export interface QueryOptions {
   requestId?: string;
 }
 
-/** A reply still awaited: how to settle the caller, and its timeout. */
-interface Waiting {
-  resolve: (data: Uint8Array) => void;
-  reject: (error: MemexError) => void;
-  timer: NodeJS.Timeout;
-}
-
-/**
- * The replies to one connection's queries, on one inbox subscription (`<inbox>.<token>`). nats.js's
- * own `request` builds an Error (with its stack trace) to settle every request, answered or not: at
- * thousands of searches a second that was ~5% of the gateway's CPU. Here nothing is allocated for an
- * answered query but its token and timer.
- */
-class QueryReplies {
-  private readonly inbox = createInbox('_INBOX.memex');
-  private readonly waiting = new Map<string, Waiting>();
-  private next = 0;
-
-  constructor(private readonly nc: NatsConnection) {
-    nc.subscribe(`${this.inbox}.*`, {
-      callback: (err, msg) => {
-        if (err) return;
-        const token = msg.subject.slice(this.inbox.length + 1);
-        const waiting = this.waiting.get(token);
-        if (!waiting) return;
-        this.waiting.delete(token);
-        clearTimeout(waiting.timer);
-        // The server's answer when nothing subscribes to the subject (no instance serves it now).
-        if (msg.data.length === 0 && msg.headers?.code === 503) waiting.reject(new MemexError('ServiceUnavailable'));
-        else waiting.resolve(msg.data);
-      },
-    });
-    void nc.closed().then(() => {
-      for (const [token, waiting] of this.waiting) {
-        clearTimeout(waiting.timer);
-        this.waiting.delete(token);
-        waiting.reject(new MemexError('ServiceUnavailable', undefined, { cause: new Error('the NATS connection closed') }));
-      }
-    });
-  }
-
-  request(subject: string, data: Uint8Array, hdrs: MsgHdrs, timeoutMs: number): Promise<Uint8Array> {
-    const token = (this.next++).toString(36);
-    return new Promise<Uint8Array>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(token);
-        reject(new MemexError('Timeout', undefined, { cause: new Error(`${subject}: no answer in ${timeoutMs} ms`) }));
-      }, timeoutMs);
-      this.waiting.set(token, { resolve, reject, timer });
-      try {
-        this.nc.publish(subject, data, { reply: `${this.inbox}.${token}`, headers: hdrs });
-      } catch (error) {
-        clearTimeout(timer);
-        this.waiting.delete(token);
-        reject(fromNatsError(error, subject));
-      }
-    });
-  }
-}
-
-const repliesByConnection = new WeakMap<NatsConnection, QueryReplies>();
+/** Each connection's inbox for query replies, made at its first query. */
+const inboxes = new WeakMap<NatsConnection, { inbox: ReplyInbox; next: number }>();
 
 /** Sends a request and returns the value, or throws the `MemexError` the handler (or NATS) gave. */
 export async function query<Req, Res>(nc: NatsConnection, subject: string, request: Req, options: QueryOptions = {}): Promise<Res> {
   const hdrs = natsHeaders();
   if (options.requestId) hdrs.set(Headers.requestId, options.requestId);
-  let replies = repliesByConnection.get(nc);
+  let replies = inboxes.get(nc);
   if (!replies) {
     if (nc.isClosed()) throw new MemexError('ServiceUnavailable', undefined, { cause: new Error('the NATS connection is closed') });
-    repliesByConnection.set(nc, (replies = new QueryReplies(nc)));
+    inboxes.set(nc, (replies = { inbox: new ReplyInbox(nc), next: 0 }));
   }
-  const data = await replies.request(subject, encodeJson(request), hdrs, options.timeoutMs ?? 10_000);
+  const token = (replies.next++).toString(36);
+  const answer = replies.inbox.wait(token, options.timeoutMs ?? 10_000, subject);
+  try {
+    nc.publish(subject, encodeJson(request), { reply: replies.inbox.subject(token), headers: hdrs });
+  } catch (error) {
+    replies.inbox.forget(token);
+    throw fromNatsError(error, subject);
+  }
+  const msg = await answer;
+  // The server's answer when nothing subscribes to the subject (no instance serves it now).
+  if (msg.data.length === 0 && msg.headers?.code === 503) {
+    throw new MemexError('ServiceUnavailable', undefined, { cause: new Error(`no responders on ${subject}`) });
+  }
   let reply: QueryReply<Res>;
   try {
-    reply = decodeJson<QueryReply<Res>>(data);
+    reply = decodeJson<QueryReply<Res>>(msg.data);
   } catch (error) {
     throw new MemexError('Internal', undefined, { cause: error });
   }
