@@ -30,7 +30,7 @@ describe('memo outbox across a kill -9', () => {
     const nc = await connectNats({ url: nats.url, name: 'outbox-test' });
     const jsm = await jetstreamManager(nc);
     const js = jetstream(nc);
-    const client = new CommandClient(nc, js);
+    const client = new CommandClient(nc);
     await eventually(async () => {
       try {
         return (await jsm.consumers.info(Streams.memoCommands, 'memo')).num_waiting > 0;

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { loadAgentConfig, startAgentService, type AgentOverrides, type AgentService } from '@memex/agent';
 import { loadExtractorConfig, startExtractorService } from '@memex/extractor';
@@ -73,7 +73,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       config,
       nc,
       jsm: await jetstreamManager(nc),
-      commands: new CommandClient(nc, jetstream(nc)),
+      commands: new CommandClient(nc),
       content: new ContentStore(await NatsBlobStore.open(nc), await Keyring.open(nc)),
       credentials,
       limiter: new RateLimiter({ limit: config.MEMEX_RATE_LIMIT, windowMs: config.MEMEX_RATE_LIMIT_WINDOW_MS, instance: 'test' }),

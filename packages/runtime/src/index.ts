@@ -11,6 +11,8 @@ export type { ConnectOptions, NatsAuth } from './nats/connection';
 export { decodeJson, encodeJson } from './nats/codec';
 export { fromNatsError, transientNatsError } from './nats/errors';
 export { HEADER_ALLOWANCE_BYTES, fitsPayload, payloadBudget } from './nats/payload';
+export { publishToStream } from './nats/streamPublish';
+export type { PubAck, StreamPublishOptions } from './nats/streamPublish';
 export { CONSUMER_POLICY, consumerPolicy, ensureTopology } from './nats/topology';
 export type { ConsumerPolicy, RetryOverrides, TopologyOptions } from './nats/topology';
 export { waitForConsumer } from './nats/consistency';

@@ -52,7 +52,7 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config), logger });
   const js = jetstream(nc);
   const llm = overrides.llm ?? (await openLlm(config));
-  const commands = new CommandClient(nc, js, 30_000);
+  const commands = new CommandClient(nc, 30_000);
   const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS, deflate: config.MEMEX_SEAL_DEFLATE });
   const blobs = await openBlobStore(nc, config);
   const summaries = new SummaryProcessor(llm, commands, new ContentStore(blobs, keyring));

@@ -56,7 +56,7 @@ export async function startExtractorService(config: ExtractorConfig, overrides: 
   const js = jetstream(nc);
   const blobs = await openBlobStore(nc, config);
   const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS, deflate: config.MEMEX_SEAL_DEFLATE });
-  const commands = new CommandClient(nc, js, 30_000);
+  const commands = new CommandClient(nc, 30_000);
   // Children start with the first document and end after EXTRACT_IDLE_MS without one: an idle
   // extractor holds no parser memory (two warm children are ~470 MB).
   const pool = new SandboxPool(sandboxLimits(config), { size: config.EXTRACT_CONCURRENCY, idleTimeoutMs: config.EXTRACT_IDLE_MS });

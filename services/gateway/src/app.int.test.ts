@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CommandClient, connectNats, ContentStore, Directory, DirectoryCache, Keyring, Metrics, NatsBlobStore, silentLogger } from '@memex/runtime';
@@ -46,7 +46,7 @@ describe('gateway memo routes (inject, real NATS and memo service)', () => {
         config,
         nc,
         jsm: await jetstreamManager(nc),
-        commands: new CommandClient(nc, jetstream(nc)),
+        commands: new CommandClient(nc),
         content: new ContentStore(await NatsBlobStore.open(nc), await Keyring.open(nc)),
         credentials,
         limiter: new RateLimiter({ limit: 1000, windowMs: 60_000, instance: 'test' }),

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager } from '@nats-io/jetstream';
 import {
   CommandClient,
   ContentStore,
@@ -44,7 +44,7 @@ export async function startGateway(config: GatewayConfig, overrides: { logger?: 
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config), logger });
   const directory = await Directory.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });
   const credentials = await DirectoryCache.start(directory, logger);
-  const commands = new CommandClient(nc, jetstream(nc), config.MEMEX_COMMAND_TIMEOUT_MS);
+  const commands = new CommandClient(nc, config.MEMEX_COMMAND_TIMEOUT_MS);
   const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS, deflate: config.MEMEX_SEAL_DEFLATE });
   // Made now, not on the first Idempotency-Key: with its replicas from the start, like every bucket.
   await IdempotencyStore.open(nc, { replicas: config.MEMEX_NATS_REPLICAS, ttlMs: config.MEMEX_IDEMPOTENCY_TTL_MS });

@@ -99,7 +99,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
     maxChars: config.CHUNK_MAX_CHARS,
     overlapChars: config.CHUNK_OVERLAP_CHARS,
   };
-  const commands = new CommandClient(nc, js, 30_000);
+  const commands = new CommandClient(nc, 30_000);
   const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS, deflate: config.MEMEX_SEAL_DEFLATE });
   const blobs = await openBlobStore(nc, config);
   const content = new ContentStore(blobs, keyring);

@@ -72,7 +72,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
   });
   // The publisher calls `project` only from sweeps and publishes, which start after `commands` exists.
   const publisher: OutboxPublisher = new OutboxPublisher({
-    js,
+    nc,
     jsm,
     store,
     logger,

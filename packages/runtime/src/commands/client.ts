@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { JetStreamClient } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
 import {
   Headers,
@@ -14,6 +13,7 @@ import { decodeJson, encodeJson } from '../nats/codec';
 import { natsConnected } from '../nats/connection';
 import { fromNatsError } from '../nats/errors';
 import { ReplyInbox } from '../nats/replyInbox';
+import { publishToStream } from '../nats/streamPublish';
 
 export interface SendOptions {
   requestId?: string;
@@ -41,7 +41,6 @@ export class CommandClient {
 
   constructor(
     private readonly nc: NatsConnection,
-    private readonly js: JetStreamClient,
     private readonly defaultTimeoutMs = 10_000,
   ) {
     this.replies = new ReplyInbox(nc);
@@ -101,7 +100,7 @@ export class CommandClient {
     for (let attempt = 1; ; attempt++) {
       if (attempt > 1 && !natsConnected(this.nc)) throw new MemexError('ServiceUnavailable', undefined, { cause: new Error('NATS is not connected') });
       try {
-        await this.js.publish(subject, data, { msgID, headers, timeout: Math.max(500, Math.min(5_000, deadline - Date.now())) });
+        await publishToStream(this.nc, subject, data, { msgID, headers, timeoutMs: Math.max(500, Math.min(5_000, deadline - Date.now())) });
         return;
       } catch (error) {
         // The same msgID makes a retry safe: JetStream stores the command at most once. A stream

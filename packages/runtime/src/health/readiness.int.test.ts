@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import { MemexError } from '@memex/contracts';
 import { eventually, freePort, tempDir, waitForPort } from '@memex/testing';
@@ -40,7 +40,7 @@ describe('when NATS dies', () => {
       for (const service of ['memo', 'indexer', 'agent'] as const) serveHealth(nc, service, `${service}-1`, async () => ({ ready: true }));
       const probe = readinessProbe(nc, ['memo', 'indexer', 'agent']);
       expect((await probe()).ready).toBe(true);
-      const commands = new CommandClient(nc, jetstream(nc), 10_000);
+      const commands = new CommandClient(nc, 10_000);
 
       await server.kill();
       // The socket closes at once when the server dies; the very next probe says so (no cached "ready").

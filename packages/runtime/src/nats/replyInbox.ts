@@ -72,3 +72,19 @@ export class ReplyInbox {
     }
   }
 }
+
+/** Each connection's shared inbox (queries, stream publishes), made at its first use; tokens count up. */
+const shared = new WeakMap<NatsConnection, { inbox: ReplyInbox; next: number }>();
+
+/**
+ * The connection's shared reply inbox and a fresh token on it. Throws `ServiceUnavailable` on a
+ * closed connection.
+ */
+export function sharedReplyInbox(nc: NatsConnection): { inbox: ReplyInbox; token: string } {
+  let entry = shared.get(nc);
+  if (!entry) {
+    if (nc.isClosed()) throw new MemexError('ServiceUnavailable', undefined, { cause: new Error('the NATS connection is closed') });
+    shared.set(nc, (entry = { inbox: new ReplyInbox(nc), next: 0 }));
+  }
+  return { inbox: entry.inbox, token: (entry.next++).toString(36) };
+}

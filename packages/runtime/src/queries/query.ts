@@ -6,7 +6,7 @@ import type { Metrics } from '../metrics/registry';
 import { decodeJson, encodeJson } from '../nats/codec';
 import { fromNatsError } from '../nats/errors';
 import { fitsPayload } from '../nats/payload';
-import { ReplyInbox } from '../nats/replyInbox';
+import { sharedReplyInbox } from '../nats/replyInbox';
 
 export interface QueryContext {
   requestId: string | undefined;
@@ -81,24 +81,16 @@ export interface QueryOptions {
   requestId?: string;
 }
 
-/** Each connection's inbox for query replies, made at its first query. */
-const inboxes = new WeakMap<NatsConnection, { inbox: ReplyInbox; next: number }>();
-
 /** Sends a request and returns the value, or throws the `MemexError` the handler (or NATS) gave. */
 export async function query<Req, Res>(nc: NatsConnection, subject: string, request: Req, options: QueryOptions = {}): Promise<Res> {
   const hdrs = natsHeaders();
   if (options.requestId) hdrs.set(Headers.requestId, options.requestId);
-  let replies = inboxes.get(nc);
-  if (!replies) {
-    if (nc.isClosed()) throw new MemexError('ServiceUnavailable', undefined, { cause: new Error('the NATS connection is closed') });
-    inboxes.set(nc, (replies = { inbox: new ReplyInbox(nc), next: 0 }));
-  }
-  const token = (replies.next++).toString(36);
-  const answer = replies.inbox.wait(token, options.timeoutMs ?? 10_000, subject);
+  const { inbox, token } = sharedReplyInbox(nc);
+  const answer = inbox.wait(token, options.timeoutMs ?? 10_000, subject);
   try {
-    nc.publish(subject, encodeJson(request), { reply: replies.inbox.subject(token), headers: hdrs });
+    nc.publish(subject, encodeJson(request), { reply: inbox.subject(token), headers: hdrs });
   } catch (error) {
-    replies.inbox.forget(token);
+    inbox.forget(token);
     throw fromNatsError(error, subject);
   }
   const msg = await answer;

@@ -51,7 +51,7 @@ describe('memo service over NATS', () => {
     service = await startMemoService(config, { logger: silentLogger() });
     nc = await connectNats({ url: nats.url, name: 'test' });
     jsm = await jetstreamManager(nc);
-    client = new CommandClient(nc, jetstream(nc));
+    client = new CommandClient(nc);
     ring = await Keyring.open(nc);
     content = new ContentStore(await NatsBlobStore.open(nc), ring);
   });

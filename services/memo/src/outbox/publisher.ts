@@ -1,11 +1,11 @@
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import { headers as natsHeaders } from '@nats-io/nats-core';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
 import { Headers, Streams, Subjects, type MemoEventMessage } from '@memex/contracts';
-import { encodeMemoEvent, type Logger, type Metrics } from '@memex/runtime';
+import { encodeMemoEvent, publishToStream, type Logger, type Metrics } from '@memex/runtime';
 import type { EventStore, StoredEvent } from '../eventStore/port';
 
 export interface OutboxOptions {
-  js: JetStreamClient;
+  nc: NatsConnection;
   jsm: JetStreamManager;
   store: EventStore;
   logger: Logger;
@@ -82,7 +82,7 @@ export class OutboxPublisher {
   }
 
   private async publishNow(events: readonly StoredEvent[]): Promise<number | undefined> {
-    const { js, jsm, store } = this.options;
+    const { nc, jsm, store } = this.options;
     let lastSeq: number | undefined;
     for (const event of events) {
       const subject = event.meta.subject!;
@@ -90,7 +90,7 @@ export class OutboxPublisher {
       const { data, headers } = encodeMemoEvent(toMessage(event), { compact: this.options.compact !== false });
       for (const [name, value] of Object.entries(headers)) hdrs.set(name, value);
       if (event.meta.requestId) hdrs.set(Headers.requestId, event.meta.requestId);
-      const ack = await js.publish(subject, data, { msgID: event.id, headers: hdrs });
+      const ack = await publishToStream(nc, subject, data, { msgID: event.id, headers: hdrs });
       lastSeq = ack.seq;
       this.options.metrics?.counter('memex_events_published_total', 'Memo events published to the bus').inc({ type: event.type });
       if (event.type === 'MemoDeleted') {
