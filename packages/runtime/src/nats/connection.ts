@@ -56,7 +56,6 @@ export function natsConnected(nc: NatsConnection): boolean {
   return !nc.isClosed() && linkUp.get(nc) !== false;
 }
 
-/** How often the client pings the server; two unanswered pings count as a lost connection. */
 /**
  * Resolves once the server has every subscription made on `nc` so far. `subscribe` only queues the
  * SUB: a service that reports ready before this could get a request, sent at once from another
@@ -66,6 +65,7 @@ export async function subscriptionsServed(nc: NatsConnection): Promise<void> {
   await nc.flush();
 }
 
+/** How often the client pings the server; two unanswered pings count as a lost connection. */
 export const PING_INTERVAL_MS = 5_000;
 
 /**

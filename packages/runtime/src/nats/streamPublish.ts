@@ -1,6 +1,7 @@
 import { headers as natsHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/nats-core';
 import { Headers } from '@memex/contracts';
-import { sharedReplyInbox } from './replyInbox';
+import { decodeJson } from './codec';
+import { requestReply } from './replyInbox';
 
 /** What JetStream answers a stored publish with. */
 export interface PubAck {
@@ -20,25 +21,17 @@ export interface StreamPublishOptions {
 /**
  * Publishes to the stream that takes `subject` and waits for its acknowledgement, as `js.publish`
  * does, the acknowledgement awaited on the connection's shared `ReplyInbox` (nats.js's request path
- * builds an Error per publish). Fails with an error `fromNatsError` maps as it maps nats.js's: no
- * stream or no JetStream → ServiceUnavailable, no acknowledgement in time → Timeout.
+ * builds an Error per publish). No stream or no JetStream → ServiceUnavailable, no acknowledgement in
+ * time → Timeout (MemexErrors, which `fromNatsError` passes through); JetStream's refusal → an Error
+ * with its description.
  */
 export async function publishToStream(nc: NatsConnection, subject: string, data: Uint8Array, options: StreamPublishOptions = {}): Promise<PubAck> {
   const hdrs = options.headers ?? natsHeaders();
   if (options.msgID) hdrs.set(Headers.msgId, options.msgID);
-  const { inbox, token } = sharedReplyInbox(nc);
-  const answer = inbox.wait(token, options.timeoutMs ?? 5_000, `publish to ${subject}`);
-  try {
-    nc.publish(subject, data, { reply: inbox.subject(token), headers: hdrs });
-  } catch (error) {
-    inbox.forget(token);
-    throw error;
-  }
-  const msg = await answer;
-  if (msg.data.length === 0 && msg.headers?.code === 503) throw new Error(`503 no responders: no JetStream stream takes ${subject}`);
+  const msg = await requestReply(nc, subject, data, { headers: hdrs, timeoutMs: options.timeoutMs ?? 5_000 });
   let ack: { stream?: string; seq?: number; duplicate?: boolean; error?: { code?: number; err_code?: number; description?: string } };
   try {
-    ack = JSON.parse(new TextDecoder().decode(msg.data)) as typeof ack;
+    ack = decodeJson<typeof ack>(msg.data);
   } catch {
     throw new Error(`JetStream answered a publish to ${subject} with something other than JSON`);
   }

@@ -4,9 +4,8 @@ import { Headers, MemexError, type QueryReply } from '@memex/contracts';
 import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/registry';
 import { decodeJson, encodeJson } from '../nats/codec';
-import { fromNatsError } from '../nats/errors';
 import { fitsPayload } from '../nats/payload';
-import { sharedReplyInbox } from '../nats/replyInbox';
+import { requestReply } from '../nats/replyInbox';
 
 export interface QueryContext {
   requestId: string | undefined;
@@ -85,19 +84,7 @@ export interface QueryOptions {
 export async function query<Req, Res>(nc: NatsConnection, subject: string, request: Req, options: QueryOptions = {}): Promise<Res> {
   const hdrs = natsHeaders();
   if (options.requestId) hdrs.set(Headers.requestId, options.requestId);
-  const { inbox, token } = sharedReplyInbox(nc);
-  const answer = inbox.wait(token, options.timeoutMs ?? 10_000, subject);
-  try {
-    nc.publish(subject, encodeJson(request), { reply: inbox.subject(token), headers: hdrs });
-  } catch (error) {
-    inbox.forget(token);
-    throw fromNatsError(error, subject);
-  }
-  const msg = await answer;
-  // The server's answer when nothing subscribes to the subject (no instance serves it now).
-  if (msg.data.length === 0 && msg.headers?.code === 503) {
-    throw new MemexError('ServiceUnavailable', undefined, { cause: new Error(`no responders on ${subject}`) });
-  }
+  const msg = await requestReply(nc, subject, encodeJson(request), { headers: hdrs, timeoutMs: options.timeoutMs ?? 10_000 });
   let reply: QueryReply<Res>;
   try {
     reply = decodeJson<QueryReply<Res>>(msg.data);

@@ -961,7 +961,8 @@ export class ModelMemory {
     // The int8 × int8 order differs a little from the float query's estimates: take twice the depth
     // (four times before codes shared one norm; bench/search.bench.ts at 100k: recall@10 0.9972 both,
     // Cranfield/Vaswani nDCG@10 unchanged, the estimates of half as many candidates spared).
-    const wanted = Math.min(total, Math.ceil(Math.max(2 * depth, SIMD_SCAN_MIN_CANDIDATES) / share));
+    const enough = 2 * depth;
+    const wanted = Math.min(total, Math.ceil(Math.max(enough, SIMD_SCAN_MIN_CANDIDATES) / share));
     // (a view from offset 0: usearch reads typed arrays from the start of their buffer)
     const byProduct = codesShareNorm(this.dimension) && this.shrunk.size <= total * MAX_SHRUNK_SHARE;
     const { keys } = exactSearch(this.codes.subarray(0, total * this.dimension), codes, this.dimension, wanted, byProduct ? MetricKind.IP : MetricKind.Cos, 1);
@@ -970,7 +971,7 @@ export class ModelMemory {
       const slot = Number(keys[i]!);
       if (mask[slot] === 1) found.push(slot);
     }
-    if (found.length < Math.min(2 * depth, slots.length)) return undefined;
+    if (found.length < Math.min(enough, slots.length)) return undefined;
     if (byProduct && this.shrunk.size > 0) {
       const taken = new Set(found);
       for (const slot of this.shrunk) if (mask[slot] === 1 && !taken.has(slot)) found.push(slot);
