@@ -1163,17 +1163,38 @@ export class ModelMemory {
   }
 
   private candidate(slot: number, score: number, catalog: CatalogMemory): ChunkCandidate {
-    const chunk = this.slots[slot]!;
-    const memo = catalog.entries.get(chunk.memoId)?.memo;
-    return {
-      chunkId: chunk.chunkId,
-      memoId: chunk.memoId,
-      chunkIndex: chunk.index,
-      content: chunk.content,
-      memoTitle: memo?.title ?? '',
-      memoSummary: memo?.summary ?? '',
-      score,
-    };
+    return new SlotCandidate(this.slots[slot]!, score, catalog);
   }
 }
 
+/**
+ * A chunk a ranking found. Its memo's title and summary are looked up in the catalog only when read:
+ * of the ~200 candidates of a search, fusion keeps the best few and reads them for those alone.
+ */
+class SlotCandidate implements ChunkCandidate {
+  readonly chunkId: string;
+  readonly memoId: string;
+  readonly chunkIndex: number;
+  readonly content: string;
+  readonly #catalog: CatalogMemory;
+
+  constructor(
+    chunk: StoredChunk,
+    readonly score: number,
+    catalog: CatalogMemory,
+  ) {
+    this.chunkId = chunk.chunkId;
+    this.memoId = chunk.memoId;
+    this.chunkIndex = chunk.index;
+    this.content = chunk.content;
+    this.#catalog = catalog;
+  }
+
+  get memoTitle(): string {
+    return this.#catalog.entries.get(this.memoId)?.memo?.title ?? '';
+  }
+
+  get memoSummary(): string {
+    return this.#catalog.entries.get(this.memoId)?.memo?.summary ?? '';
+  }
+}
