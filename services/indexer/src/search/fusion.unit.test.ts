@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChunkCandidate } from '../searchIndex/port';
+import { seededRandom } from '@memex/testing';
 import { fuseRankings } from './fusion';
 
 const c = (chunkId: string, score: number): ChunkCandidate => ({
@@ -41,5 +42,45 @@ describe('fuseRankings ties', () => {
     expect(fuseRankings([], tied, 0.85, 10).map((h) => h.chunkId)).toEqual(expected);
     expect(fuseRankings([], [...tied].reverse(), 0.85, 10).map((h) => h.chunkId)).toEqual(expected);
     expect(fuseRankings([], [...tied].reverse(), 0.85, 2).map((h) => h.chunkId)).toEqual(expected.slice(0, 2));
+  });
+});
+
+describe('fuseRankings against a full sort', () => {
+  /** The reference: every candidate fused, all of them sorted, then cut. */
+  const reference = (lexical: ChunkCandidate[], dense: ChunkCandidate[], w: number, limit: number) => {
+    const maxLexical = Math.max(0, ...lexical.map((x) => x.score));
+    const byId = new Map<string, { c: ChunkCandidate; lexical: number; dense: number }>();
+    for (const x of lexical) if (!byId.has(x.chunkId)) byId.set(x.chunkId, { c: x, lexical: w * (maxLexical > 0 ? x.score / maxLexical : 0), dense: 0 });
+    for (const x of dense) {
+      const part = (1 - w) * Math.max(0, Math.min(1, x.score));
+      const found = byId.get(x.chunkId);
+      if (found) found.dense = part;
+      else byId.set(x.chunkId, { c: x, lexical: 0, dense: part });
+    }
+    return [...byId.values()]
+      .map((f) => ({ id: f.c.chunkId, memoId: f.c.memoId, chunkIndex: f.c.chunkIndex, distance: Math.min(1, Math.max(0, 1 - (f.lexical + f.dense))) }))
+      .sort((a, b) => a.distance - b.distance || (a.memoId < b.memoId ? -1 : a.memoId > b.memoId ? 1 : a.chunkIndex - b.chunkIndex))
+      .slice(0, limit);
+  };
+
+  it('keeps the same hits in the same order, ties and clamped distances included', () => {
+    const random = seededRandom(13);
+    for (let round = 0; round < 200; round++) {
+      // Coarse scores, so that equal distances (and distances clamped at 1) are common; memo and
+      // chunk index unique per chunk, as on every index, and shuffled against the chunk ids.
+      const memos = Array.from({ length: 8 }, (_, m) => `m${(m * 5) % 8}`);
+      const pool = Array.from({ length: 60 }, (_, i) => ({ chunkId: `k${i}`, memoId: memos[i % 8]!, chunkIndex: Math.floor(i / 8) }));
+      const pick = (n: number, score: () => number) =>
+        pool
+          .filter(() => random() < n / pool.length)
+          .map((p): ChunkCandidate => ({ ...p, content: p.chunkId, memoTitle: '', memoSummary: '', score: score() }));
+      const lexical = pick(30, () => Math.round(random() * 4));
+      const dense = pick(30, () => Math.round(random() * 6) / 4 - 0.5);
+      const limit = 1 + Math.floor(random() * 20);
+      const got = fuseRankings(lexical, dense, 0.85, limit);
+      const want = reference(lexical, dense, 0.85, limit);
+      expect(got.map((h) => h.chunkId)).toEqual(want.map((h) => h.id));
+      expect(got.map((h) => h.distance)).toEqual(want.map((h) => h.distance));
+    }
   });
 });
