@@ -91,6 +91,9 @@ describe('gateway memo routes (inject, real NATS and memo service)', () => {
     expect(body).toEqual({ ok: true, memo_uuid: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     const got = await app.inject({ method: 'GET', url: `/api/v1/memo/${body.memo_uuid}`, headers: auth() });
     expect(got.statusCode).toBe(200);
+    // A short memo's body goes out whole, with its length (a long one is streamed in chunks).
+    expect(got.headers['content-length']).toBe(String(Buffer.byteLength(got.body)));
+    expect(got.headers['transfer-encoding']).toBeUndefined();
     expect(got.json()).toMatchObject({
       uuid: body.memo_uuid,
       title: 'Hello',
