@@ -61,6 +61,34 @@ describe('compiled bundles', () => {
     }
   }, 60_000);
 
+  it('no service loads the clients of servers it is not configured for (MongoDB, Qdrant, Ollama) or the certificate maker at start', async () => {
+    // Each costs a process 6-23 MiB and up to 0.3 s of CPU when imported (bench:footprint).
+    const optional = /\/(mongodb|@qdrant\/js-client-rest|ollama|selfsigned)\//;
+    const dir = tempDir('memex-bundle-');
+    try {
+      const services = ['gateway', 'memo', 'indexer', 'agent', 'extractor'];
+      const files = await bundleInPlace(
+        dir.path,
+        services.map((name) => ({ name, entry: `services/${name}/src/main.ts` })),
+      );
+      const lazy = new Set<string>();
+      files.forEach((file, i) => {
+        const code = readFileSync(file, 'utf8');
+        expect(staticImports(code).filter((p) => optional.test(p)), services[i]).toEqual([]);
+        for (const m of code.matchAll(/import\(["']([^"']+)["']\)/g)) {
+          const name = optional.exec(m[1]!)?.[1];
+          if (name) lazy.add(`${services[i]}:${name}`);
+        }
+      });
+      // Where they are used, they are still there: imported when a configuration asks for them.
+      for (const used of ['memo:mongodb', 'agent:mongodb', 'agent:ollama', 'indexer:@qdrant/js-client-rest', 'gateway:selfsigned']) {
+        expect(lazy.has(used), used).toBe(true);
+      }
+    } finally {
+      dir.remove();
+    }
+  }, 120_000);
+
   it("compiled, the extractor forks its compiled sandbox child (no TypeScript loader) and extracts with it", async () => {
     const dir = tempDir('memex-bundle-');
     try {

@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generate } from 'selfsigned';
 import type { Logger } from '@memex/runtime';
 
 export interface TlsMaterial {
@@ -36,6 +35,8 @@ export async function loadTls(
     const staging = `${dir}.${process.pid}-${Date.now()}`;
     mkdirSync(staging, { recursive: true, mode: 0o700 });
     const now = new Date();
+    // (imported only to make a certificate: ~17 MiB a gateway that has its pair never needs)
+    const { generate } = await import('selfsigned');
     const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
       keyType: 'ec',
       curve: 'P-256',

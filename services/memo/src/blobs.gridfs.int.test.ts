@@ -6,7 +6,7 @@ describeMongo('blob store: GridFS', (withDb) =>
   blobStoreContract(
     'GridFS',
     withDb(async (db) => {
-      const store = new GridFsBlobStore(db);
+      const store = await GridFsBlobStore.open(db);
       return { store, dispose: () => store.close() };
     }),
   ),

@@ -2,6 +2,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { INLINE_CONTENT_MAX_BYTES, contentBlobName, type ContentRef } from '@memex/contracts';
 import { uuidV7 } from '../ids/ids';
 import type { Keyring } from '../keyring/keyring';
+import { mongoDriver } from '../mongo/driver';
 import type { BlobStore } from './port';
 
 /**
@@ -53,10 +54,10 @@ export async function openBlobStore(
   config: { MONGODB_URL?: string | undefined; MONGODB_DB?: string | undefined; MEMEX_NATS_REPLICAS?: number },
 ): Promise<BlobStore> {
   if (config.MONGODB_URL) {
-    const { MongoClient } = await import('mongodb');
+    const { MongoClient } = await mongoDriver();
     const { GridFsBlobStore } = await import('./gridfs');
     const client = await new MongoClient(config.MONGODB_URL, { writeConcern: { w: 'majority' } }).connect();
-    const store = new GridFsBlobStore(client.db(config.MONGODB_DB ?? 'memex'));
+    const store = await GridFsBlobStore.open(client.db(config.MONGODB_DB ?? 'memex'));
     return Object.assign(store, { close: () => client.close() });
   }
   const { NatsBlobStore } = await import('./nats');

@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { GridFSBucket, type Db } from 'mongodb';
+import type { Db, GridFSBucket } from 'mongodb';
 import type { BlobRef } from '@memex/contracts';
+import { mongoDriver } from '../mongo/driver';
 import { collect, measuring, type BlobSource, type BlobStore } from './port';
 
 const BUCKET = 'memex_blobs';
@@ -14,11 +15,14 @@ const BUCKET = 'memex_blobs';
  */
 export class GridFsBlobStore implements BlobStore {
   readonly kind = 'gridfs' as const;
-  private readonly bucket: GridFSBucket;
 
-  constructor(db: Db, bucketName = BUCKET) {
-    this.bucket = new GridFSBucket(db, { bucketName, chunkSizeBytes: 255 * 1024 });
+  /** The store over a database's `bucketName` bucket (the driver is loaded here, not at import). */
+  static async open(db: Db, bucketName = BUCKET): Promise<GridFsBlobStore> {
+    const { GridFSBucket } = await mongoDriver();
+    return new GridFsBlobStore(new GridFSBucket(db, { bucketName, chunkSizeBytes: 255 * 1024 }));
   }
+
+  private constructor(private readonly bucket: GridFSBucket) {}
 
   async put(name: string, data: BlobSource): Promise<BlobRef> {
     const older = await this.bucket.find({ filename: name }, { projection: { _id: 1 } }).toArray();

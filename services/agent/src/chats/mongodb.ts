@@ -1,4 +1,5 @@
-import { MongoServerError, type Collection, type Db } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
+import { isDuplicateKeyError } from '@memex/runtime';
 import { ChatVersionConflictError, project, type ChatEvent, type ChatRecord, type ChatStore } from './port';
 
 interface CommitDoc {
@@ -82,7 +83,7 @@ export class MongoChatStore implements ChatStore {
         events: JSON.stringify(events),
       });
     } catch (error) {
-      if (error instanceof MongoServerError && error.code === 11000) throw new ChatVersionConflictError(chatId);
+      if (isDuplicateKeyError(error)) throw new ChatVersionConflictError(chatId);
       throw error;
     }
     const record = project(undefined, chatId, projectId, [...current.events, ...events]);
@@ -91,7 +92,7 @@ export class MongoChatStore implements ChatStore {
       await this.chats.updateOne({ _id, version: { $lt: record.version } }, { $set: rest }, { upsert: true });
     } catch (error) {
       // A concurrent, newer append already wrote the list entry: ours is older, so nothing to do.
-      if (!(error instanceof MongoServerError && error.code === 11000)) throw error;
+      if (!isDuplicateKeyError(error)) throw error;
     }
     return record;
   }

@@ -1,5 +1,5 @@
 import { splitSentences, truncateAtWord } from '@memex/text';
-import { Ollama, type ChatResponse, type Message, type Tool, type ToolCall } from 'ollama';
+import type { ChatResponse, Message, Ollama, Tool, ToolCall } from 'ollama';
 import type { AnswerRequest, AnswerResult, HistoryTurn, LlmProvider, Passage, TokenSink } from './port';
 import { ToolAnswer } from './toolAnswer';
 
@@ -486,6 +486,8 @@ export class OllamaProvider implements LlmProvider {
 
   /** Runs one Ollama call with its own client, deadline and abort; see {@link CallScope}. */
   private async call<T>(signal: AbortSignal | undefined, operation: string, timeoutMs: number, run: (scope: CallScope, client: Ollama) => Promise<T>): Promise<T> {
+    // (the client library is loaded on the first call: a stack without Ollama never pays for it)
+    const { Ollama } = await import('ollama');
     const scope = new CallScope(signal, timeoutMs, operation);
     const client = new Ollama({ host: this.options.host, fetch: scope.fetch(this.baseFetch) });
     try {

@@ -40,7 +40,7 @@
  * call, never after that call returns.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
+import type { QdrantClient, Schemas } from '@qdrant/js-client-rest';
 import type { MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, idf, weighDocument, type EncodedDocument, type SparseVector } from '@memex/text';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from './port';
@@ -154,6 +154,8 @@ export class QdrantSearchIndex implements SearchIndex {
 
   /** Connects to a Qdrant server and checks it is recent enough. */
   static async connect(url: string, options: QdrantSearchIndexOptions & { apiKey?: string } = {}): Promise<QdrantSearchIndex> {
+    // (the client library, ~19 MiB once loaded, is imported here: the embedded index never needs it)
+    const { QdrantClient } = await import('@qdrant/js-client-rest');
     const client = new QdrantClient({ url, apiKey: options.apiKey, checkCompatibility: false });
     const { version } = await client.versionInfo();
     if (compareVersions(version, MIN_QDRANT_VERSION) < 0) {

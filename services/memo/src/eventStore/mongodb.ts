@@ -1,4 +1,5 @@
-import { MongoClient, MongoServerError, type Collection, type Db, type Filter } from 'mongodb';
+import type { Collection, Db, Filter, MongoClient } from 'mongodb';
+import { isDuplicateKeyError, mongoDriver } from '@memex/runtime';
 import { VersionConflictError, type AppendResult, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent } from './port';
 
 /** An append carried an event id the store already holds; ids are unique across all streams. */
@@ -52,7 +53,7 @@ const POSITION_COUNTER = 'event_position';
 
 /** Which unique index an E11000 hit, or undefined for any other error. */
 function duplicateKeyIndex(error: unknown): string | undefined {
-  if (!(error instanceof MongoServerError) || error.code !== 11000) return undefined;
+  if (!isDuplicateKeyError(error)) return undefined;
   const pattern: unknown = error.keyPattern;
   if (pattern && typeof pattern === 'object') {
     if ('events.id' in pattern) return EVENT_ID_INDEX;
@@ -104,6 +105,7 @@ export class MongoEventStore implements EventStore {
 
   /** Connects with majority writes and reads; `close()` then closes the client too. */
   static async open(url: string, dbName: string): Promise<MongoEventStore> {
+    const { MongoClient } = await mongoDriver();
     const client = new MongoClient(url, { writeConcern: { w: 'majority' }, readConcern: { level: 'majority' } });
     await client.connect();
     const store = new MongoEventStore(client.db(dbName), client);

@@ -1,6 +1,7 @@
-import { MongoClient, MongoServerError, type Collection, type Db, type Document, type Filter as MongoFilter } from 'mongodb';
+import type { Collection, Db, Document, MongoClient, Filter as MongoFilter } from 'mongodb';
 import { NATIVE_FILTER_FIELDS, filterValues, matchesFilters, type Filter, type MemoView as Memo } from '@memex/contracts';
 import { filterable, foldTitle, type MemoListPage, type MemoReadModel, type MemoRecord, type TitleSearch } from './port';
+import { isDuplicateKeyError, mongoDriver } from '@memex/runtime';
 
 /** One value a filter compares against (`filterValues`), under `n:<native field>` or `m:<metadata key>`. */
 interface FilterAttr {
@@ -53,9 +54,6 @@ function escapeRegex(text: string): string {
   return out;
 }
 
-function isDuplicateKey(error: unknown): boolean {
-  return error instanceof MongoServerError && error.code === 11000;
-}
 
 /**
  * A query that selects every document `matchesFilter` accepts (and, for well-formed values on
@@ -130,6 +128,7 @@ export class MongoMemoReadModel implements MemoReadModel {
 
   /** Connects with majority writes and reads; `close()` then closes the client too. */
   static async open(url: string, dbName: string): Promise<MongoMemoReadModel> {
+    const { MongoClient } = await mongoDriver();
     const client = new MongoClient(url, { writeConcern: { w: 'majority' }, readConcern: { level: 'majority' } });
     await client.connect();
     const readModel = new MongoMemoReadModel(client.db(dbName), client);
@@ -205,7 +204,7 @@ export class MongoMemoReadModel implements MemoReadModel {
     try {
       await this.memos.updateOne(older, { $set: fields }, { upsert: true });
     } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
+      if (!isDuplicateKeyError(error)) throw error;
       // The memo exists: at this version or a later one (nothing to do), or inserted an instant ago
       // by a concurrent upsert that may be older than this one.
       await this.memos.updateOne(older, { $set: fields });
@@ -226,7 +225,7 @@ export class MongoMemoReadModel implements MemoReadModel {
       await tombstone();
     } catch (error) {
       // Two removals raced to insert it; the second now finds it.
-      if (!isDuplicateKey(error)) throw error;
+      if (!isDuplicateKeyError(error)) throw error;
       await tombstone();
     }
     // Tombstone first: a crash in between leaves the memo readable until the remove is repeated

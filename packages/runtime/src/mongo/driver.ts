@@ -1,0 +1,32 @@
+/**
+ * The MongoDB driver, imported on first use. Loading it costs a process ~23 MiB of memory and ~0.3 s
+ * of CPU (bench:footprint, deploy/bundle.ts's bundles), and only a deployment with MONGODB_URL uses
+ * it: every Mongo adapter gets its classes here instead of importing 'mongodb' at the top of a module
+ * (which a bundle hoists to its start, even under a dynamic import of the adapter).
+ */
+import type * as MongoDriver from 'mongodb';
+
+let loading: Promise<typeof MongoDriver> | undefined;
+
+export function mongoDriver(): Promise<typeof MongoDriver> {
+  loading ??= import('mongodb');
+  return loading;
+}
+
+/**
+ * Whether `error` is a MongoDB server error (MongoServerError or a subclass such as
+ * MongoBulkWriteError). Read from the class names along its prototype chain rather than by
+ * `instanceof`, so it needs no loaded driver and holds for errors of any copy of the driver.
+ */
+export function isMongoServerError(error: unknown): error is MongoDriver.MongoServerError {
+  if (!(error instanceof Error)) return false;
+  for (let proto: unknown = Object.getPrototypeOf(error); proto; proto = Object.getPrototypeOf(proto)) {
+    if ((proto as { constructor?: { name?: string } }).constructor?.name === 'MongoServerError') return true;
+  }
+  return false;
+}
+
+/** Whether `error` is MongoDB's duplicate key error (E11000). */
+export function isDuplicateKeyError(error: unknown): error is MongoDriver.MongoServerError {
+  return isMongoServerError(error) && error.code === 11000;
+}
