@@ -61,9 +61,9 @@ describe('compiled bundles', () => {
     }
   }, 60_000);
 
-  it('no service loads the clients of servers it is not configured for (MongoDB, Qdrant, Ollama) or the certificate maker at start', async () => {
-    // Each costs a process 6-23 MiB and up to 0.3 s of CPU when imported (bench:footprint).
-    const optional = /\/(mongodb|@qdrant\/js-client-rest|ollama|selfsigned)\//;
+  it('no service loads at start the clients of servers it is not configured for (MongoDB, Qdrant, Ollama), the certificate maker or the MCP SDK', async () => {
+    // Each costs a process 6-25 MiB and up to 0.3 s of CPU when imported (bench:footprint).
+    const optional = /\/(mongodb|@qdrant\/js-client-rest|ollama|selfsigned|@modelcontextprotocol\/sdk|zod)\//;
     const dir = tempDir('memex-bundle-');
     try {
       const services = ['gateway', 'memo', 'indexer', 'agent', 'extractor'];
@@ -81,7 +81,7 @@ describe('compiled bundles', () => {
         }
       });
       // Where they are used, they are still there: imported when a configuration asks for them.
-      for (const used of ['memo:mongodb', 'agent:mongodb', 'agent:ollama', 'indexer:@qdrant/js-client-rest', 'gateway:selfsigned']) {
+      for (const used of ['memo:mongodb', 'agent:mongodb', 'agent:ollama', 'indexer:@qdrant/js-client-rest', 'gateway:selfsigned', 'gateway:@modelcontextprotocol/sdk', 'gateway:zod']) {
         expect(lazy.has(used), used).toBe(true);
       }
     } finally {

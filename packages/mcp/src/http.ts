@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { MemexClient } from '@memex/client';
 import { createMemexMcpServer } from './server';
 
@@ -8,7 +7,8 @@ import { createMemexMcpServer } from './server';
  * `client` (the caller's key), closed when the response is.
  */
 export async function handleMcpHttp(client: MemexClient, req: IncomingMessage, res: ServerResponse, parsedBody: unknown): Promise<void> {
-  const server = createMemexMcpServer(client);
+  const server = await createMemexMcpServer(client);
+  const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   res.on('close', () => {
     void transport.close();

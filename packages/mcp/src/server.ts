@@ -1,21 +1,38 @@
-import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type * as McpSdk from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import type * as Zod from 'zod';
 import { MemexApiError, type MemexClient } from '@memex/client';
 
 export const MEMO_URI_PREFIX = 'memex://memo/';
 
-const filter = z
-  .object({
-    field: z.string().describe('A native field (title, source, client_reference_id, tags) or a metadata key'),
-    operator: z.enum(['eq', 'neq', 'contains', 'startswith', 'endswith', 'in', 'not_in']),
-    value: z.union([z.string(), z.array(z.string())]).describe('A string; a list of strings for in / not_in'),
-    filter_type: z.enum(['native_field', 'custom_metadata']),
-  })
-  .describe('One condition on memos; all conditions must hold');
-const filters = z.array(filter).optional().describe('Restrict to memos matching every condition (optional)');
-const memoId = z.string().min(1).describe('The memo UUID, or your reference id when id_type is reference_id');
-const idType = z.enum(['memo_uuid', 'reference_id']).optional().describe('How memo_id is meant (default memo_uuid)');
+/** The tool arguments several tools share, in the REST API's names. */
+function sharedSchemas(z: typeof Zod.z) {
+  const filter = z
+    .object({
+      field: z.string().describe('A native field (title, source, client_reference_id, tags) or a metadata key'),
+      operator: z.enum(['eq', 'neq', 'contains', 'startswith', 'endswith', 'in', 'not_in']),
+      value: z.union([z.string(), z.array(z.string())]).describe('A string; a list of strings for in / not_in'),
+      filter_type: z.enum(['native_field', 'custom_metadata']),
+    })
+    .describe('One condition on memos; all conditions must hold');
+  return {
+    filters: z.array(filter).optional().describe('Restrict to memos matching every condition (optional)'),
+    memoId: z.string().min(1).describe('The memo UUID, or your reference id when id_type is reference_id'),
+    idType: z.enum(['memo_uuid', 'reference_id']).optional().describe('How memo_id is meant (default memo_uuid)'),
+  };
+}
+
+/**
+ * The MCP SDK and zod, imported by the first server made rather than with this module: loaded, they
+ * take a process ~25 MiB and ~0.3 s (bench:footprint), which a gateway whose clients never speak MCP
+ * should not pay. Imported once; the shared schemas are built once with them.
+ */
+let libraries: Promise<{ sdk: typeof McpSdk; z: typeof Zod.z; schemas: ReturnType<typeof sharedSchemas> }> | undefined;
+function mcpLibraries() {
+  libraries ??= Promise.all([import('@modelcontextprotocol/sdk/server/mcp.js'), import('zod')]).then(([sdk, { z }]) => ({ sdk, z, schemas: sharedSchemas(z) }));
+  return libraries;
+}
 
 function result(value: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], structuredContent: value as Record<string, unknown> };
@@ -35,7 +52,12 @@ async function call(work: () => Promise<unknown>): Promise<CallToolResult> {
  * An MCP server whose tools and resources act through `client`, so they have exactly the rights of
  * its key: the project, its isolation and its rate limit.
  */
-export function createMemexMcpServer(client: MemexClient, info: { version?: string } = {}): McpServer {
+export async function createMemexMcpServer(client: MemexClient, info: { version?: string } = {}): Promise<McpServer> {
+  const {
+    sdk: { McpServer, ResourceTemplate },
+    z,
+    schemas: { filters, memoId, idType },
+  } = await mcpLibraries();
   const server = new McpServer(
     { name: 'memex', version: info.version ?? '0.1.0' },
     { instructions: 'Memex is a knowledge base of memos (text records). Use search or ask to find what it knows before answering from memory; cite memo titles.' },
