@@ -1,5 +1,4 @@
 import type * as McpSdk from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type * as Zod from 'zod';
 import { MemexApiError, type MemexClient } from '@memex/client';
@@ -52,7 +51,7 @@ async function call(work: () => Promise<unknown>): Promise<CallToolResult> {
  * An MCP server whose tools and resources act through `client`, so they have exactly the rights of
  * its key: the project, its isolation and its rate limit.
  */
-export async function createMemexMcpServer(client: MemexClient, info: { version?: string } = {}): Promise<McpServer> {
+export async function createMemexMcpServer(client: MemexClient, info: { version?: string } = {}): Promise<McpSdk.McpServer> {
   const {
     sdk: { McpServer, ResourceTemplate },
     z,

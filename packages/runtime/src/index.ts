@@ -71,7 +71,7 @@ export { BlobIntegrityError, collect, verifyBlob } from './blobs/port';
 export type { BlobSource, BlobStore } from './blobs/port';
 export { NatsBlobStore } from './blobs/nats';
 export { GridFsBlobStore } from './blobs/gridfs';
-export { isDuplicateKeyError, isMongoServerError, mongoDriver } from './mongo/driver';
+export { MONGO_CLIENT_OPTIONS, connectMongo, isDuplicateKeyError, mongoDriver } from './mongo/driver';
 export { KeyErasedError, Keyring, SealBrokenError, isKeyErased, type SealOptions } from './keyring/keyring';
 export type { KeyringOptions } from './keyring/keyring';
 export { ContentStore, openBlobStore } from './blobs/content';

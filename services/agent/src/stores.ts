@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { mongoDriver } from '@memex/runtime';
+import { connectMongo } from '@memex/runtime';
 import { llmProviderName, type AgentConfig } from './config';
 import type { ChatStore } from './chats/port';
 import { SqliteChatStore } from './chats/sqlite';
@@ -9,9 +9,8 @@ import { ExtractiveProvider } from './llm/extractive';
 /** MongoDB when MONGODB_URL is set; otherwise a SQLite file in the data directory. */
 export async function openChatStore(config: AgentConfig): Promise<{ chats: ChatStore; close(): Promise<void> }> {
   if (config.MONGODB_URL) {
-    const { MongoClient } = await mongoDriver();
     const { MongoChatStore } = await import('./chats/mongodb');
-    const client = await new MongoClient(config.MONGODB_URL, { writeConcern: { w: 'majority' }, readConcern: { level: 'majority' } }).connect();
+    const client = await connectMongo(config.MONGODB_URL);
     const chats = new MongoChatStore(client.db(config.MONGODB_DB));
     await chats.ready();
     return { chats, close: () => client.close() };

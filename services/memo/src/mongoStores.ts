@@ -1,13 +1,11 @@
-import { mongoDriver } from '@memex/runtime';
+import { connectMongo } from '@memex/runtime';
 import type { MemoStores } from './stores';
 import { MongoEventStore } from './eventStore/mongodb';
 import { MongoMemoReadModel } from './readModel/mongodb';
 
 /** The production stores: event store and read model in one MongoDB database, majority writes. */
 export async function openMongoMemoStores(url: string, dbName: string): Promise<MemoStores> {
-  const { MongoClient } = await mongoDriver();
-  const client = new MongoClient(url, { writeConcern: { w: 'majority' }, readConcern: { level: 'majority' } });
-  await client.connect();
+  const client = await connectMongo(url);
   const db = client.db(dbName);
   const store = new MongoEventStore(db);
   const readModel = new MongoMemoReadModel(db);

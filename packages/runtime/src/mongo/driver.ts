@@ -13,6 +13,15 @@ export function mongoDriver(): Promise<typeof MongoDriver> {
   return loading;
 }
 
+/** Majority writes and reads: what every Memex store on MongoDB connects with. */
+export const MONGO_CLIENT_OPTIONS: MongoDriver.MongoClientOptions = { writeConcern: { w: 'majority' }, readConcern: { level: 'majority' } };
+
+/** A client connected to `url` with {@link MONGO_CLIENT_OPTIONS}. */
+export async function connectMongo(url: string): Promise<MongoDriver.MongoClient> {
+  const { MongoClient } = await mongoDriver();
+  return new MongoClient(url, MONGO_CLIENT_OPTIONS).connect();
+}
+
 /**
  * Whether `error` is a MongoDB server error (MongoServerError or a subclass such as
  * MongoBulkWriteError). Read from the class names along its prototype chain rather than by

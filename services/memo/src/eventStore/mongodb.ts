@@ -1,5 +1,5 @@
 import type { Collection, Db, Filter, MongoClient } from 'mongodb';
-import { isDuplicateKeyError, mongoDriver } from '@memex/runtime';
+import { connectMongo, isDuplicateKeyError } from '@memex/runtime';
 import { VersionConflictError, type AppendResult, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent } from './port';
 
 /** An append carried an event id the store already holds; ids are unique across all streams. */
@@ -105,9 +105,7 @@ export class MongoEventStore implements EventStore {
 
   /** Connects with majority writes and reads; `close()` then closes the client too. */
   static async open(url: string, dbName: string): Promise<MongoEventStore> {
-    const { MongoClient } = await mongoDriver();
-    const client = new MongoClient(url, { writeConcern: { w: 'majority' }, readConcern: { level: 'majority' } });
-    await client.connect();
+    const client = await connectMongo(url);
     const store = new MongoEventStore(client.db(dbName), client);
     try {
       await store.ready();

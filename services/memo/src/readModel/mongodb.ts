@@ -1,7 +1,7 @@
 import type { Collection, Db, Document, MongoClient, Filter as MongoFilter } from 'mongodb';
 import { NATIVE_FILTER_FIELDS, filterValues, matchesFilters, type Filter, type MemoView as Memo } from '@memex/contracts';
+import { connectMongo, isDuplicateKeyError } from '@memex/runtime';
 import { filterable, foldTitle, type MemoListPage, type MemoReadModel, type MemoRecord, type TitleSearch } from './port';
-import { isDuplicateKeyError, mongoDriver } from '@memex/runtime';
 
 /** One value a filter compares against (`filterValues`), under `n:<native field>` or `m:<metadata key>`. */
 interface FilterAttr {
@@ -53,7 +53,6 @@ function escapeRegex(text: string): string {
   }
   return out;
 }
-
 
 /**
  * A query that selects every document `matchesFilter` accepts (and, for well-formed values on
@@ -128,9 +127,7 @@ export class MongoMemoReadModel implements MemoReadModel {
 
   /** Connects with majority writes and reads; `close()` then closes the client too. */
   static async open(url: string, dbName: string): Promise<MongoMemoReadModel> {
-    const { MongoClient } = await mongoDriver();
-    const client = new MongoClient(url, { writeConcern: { w: 'majority' }, readConcern: { level: 'majority' } });
-    await client.connect();
+    const client = await connectMongo(url);
     const readModel = new MongoMemoReadModel(client.db(dbName), client);
     try {
       await readModel.ready();

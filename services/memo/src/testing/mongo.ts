@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { MongoClient, type Db } from 'mongodb';
 import { afterAll, beforeAll, describe, it } from 'vitest';
+import { MONGO_CLIENT_OPTIONS } from '@memex/runtime';
 
 export const MONGO_IMAGE = 'mongo:7';
 
@@ -30,8 +31,8 @@ interface MongoServer {
 }
 
 async function startServer(source: Exclude<MongoSource, { kind: 'none' }>): Promise<MongoServer> {
-  // The production client options (see mongoStores.ts), so the suites test what runs.
-  const options = { writeConcern: { w: 'majority' as const }, readConcern: { level: 'majority' as const }, serverSelectionTimeoutMS: 15_000 };
+  // The production client options, so the suites test what runs.
+  const options = { ...MONGO_CLIENT_OPTIONS, serverSelectionTimeoutMS: 15_000 };
   if (source.kind === 'url') {
     const client = await new MongoClient(source.url, options).connect();
     return { client, stop: () => client.close() };
