@@ -4,7 +4,8 @@
  * 1. Real text, `--chunks` (100k) chunks of Vaswani sentences, the offline 100-d model, through
  *    EmbeddedSearchIndex (SQLite + memory): p50/p99 latency and QPS of the whole search (query
  *    embedding, BM25 and dense rankings within the project and filters, fusion), with and without a
- *    selective filter (2% of the memos), each ranking alone, BM25 exhaustive vs MaxScore, dense
+ *    selective filter (2% of the memos), with the dense scan on the scan thread (INDEXER_SCAN_THREAD,
+ *    the default) and in the indexer's thread, one search at a time and four at once, each ranking alone, BM25 exhaustive vs MaxScore, dense
  *    recall@10 against an exact float scan, memory per chunk after a restart, and the anchors of
  *    ../shared/MEASURED.md measured beside them: a plain JS exact scan and usearch's exactSearch.
  * 2. Synthetic clustered vectors, `--synthetic` (1M) chunks of `--dim` (384) dimensions, one
@@ -178,6 +179,24 @@ async function measureOver<Q>(label: string, inputs: readonly Q[], count: number
   return [label, `p50 ${percentile(latencies, 50).toFixed(2)} ms   p99 ${percentile(latencies, 99).toFixed(2)} ms   ${qps.toFixed(0)} QPS`];
 }
 const measure = (label: string, run: (q: string) => unknown) => measureOver(label, queries, QUERIES, run);
+/** Queries `inFlight` at a time (as an indexer answers concurrent requests): QPS and per-query latency. */
+async function measureConcurrent(label: string, inFlight: number, run: (q: string) => Promise<unknown>): Promise<[string, string]> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < QUERIES) {
+        const q = queries[next++ % queries.length]!;
+        const t = performance.now();
+        await run(q);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const qps = QUERIES / ((performance.now() - started) / 1000);
+  return [label, `p50 ${percentile(latencies, 50).toFixed(2)} ms   p99 ${percentile(latencies, 99).toFixed(2)} ms   ${qps.toFixed(0)} QPS`];
+}
 const queryVectors = await embedder.embed(queries, 'query');
 const queryTerms = queries.map((q) => encodeQuery(q));
 const inside = index.modelMemory(MODEL)!;
@@ -199,8 +218,15 @@ function denseRecall(): number {
 
 const selective: Filter[] = [{ field: 'team', operator: 'eq', value: 'team-7', filter_type: 'custom_metadata' }];
 const options = { lexicalWeight: 0.85, candidates: 100 };
+// The same file opened again with every dense scan in the searching thread (INDEXER_SCAN_THREAD=false).
+const inline = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'), { dense, vectorCacheBytes, scanThread: false });
+await inline.openModel(MODEL, embedder.dimension);
+const hybrid = (on: EmbeddedSearchIndex) => (q: string) => hybridSearch(on, models, { projectId, query: q, filters: [], limit: 10 }, options);
 const rows: [string, string][] = [
-  await measure('hybrid search, no filter', (q) => hybridSearch(index, models, { projectId, query: q, filters: [], limit: 10 }, options)),
+  await measure('hybrid search, no filter', hybrid(index)),
+  await measure('hybrid search, no filter, dense scan in the searching thread', hybrid(inline)),
+  await measureConcurrent('hybrid search, no filter, 4 at once', 4, hybrid(index)),
+  await measureConcurrent('hybrid search, no filter, 4 at once, dense scan in the searching thread', 4, hybrid(inline)),
   await measure(`hybrid search, filter selecting 1/${TEAMS} of memos`, (q) =>
     hybridSearch(index, models, { projectId, query: q, filters: selective, limit: 10 }, options),
   ),
@@ -222,6 +248,7 @@ const rows: [string, string][] = [
   ),
   await measure('query embedding alone', (q) => embedder.embed([q], 'query')),
 ];
+await inline.close();
 await index.close();
 const heapBefore = rss();
 // A restart: how long until the embedded index serves again (it loads the catalog and vectors).
@@ -230,14 +257,16 @@ const reopened = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'), { dens
 await reopened.openModel(MODEL, embedder.dimension);
 const reopenMs = performance.now() - reopenStarted;
 const found = await reopened.countChunks(MODEL, projectId);
+// (one search, so the scan thread and its copy of the int8 vectors count too)
+await hybrid(reopened)(queries[0]!);
 const heapAfter = rss();
 rows.push(['restart: reopen and load the index (a saved graph is loaded, else built)', `${(reopenMs / 1000).toFixed(2)} s for ${found} chunks`]);
 rows.push([
-  'memory of the loaded index (RSS growth: heap, buffers, graph)',
+  'memory of the loaded index (RSS growth: heap, buffers, graph, the scan thread and its copy of the int8 vectors)',
   `${((heapAfter - heapBefore) / 2 ** 20).toFixed(0)} MiB, ${((heapAfter - heapBefore) / found).toFixed(0)} bytes per chunk (chunk text included)${gc ? '' : ' (run with --expose-gc)'}`,
 ]);
 printTable(
-  `search over ${built} chunks, embedded index, top 10, sequential queries on one core (HNSW expansion add/search ${dense.expansionAdd}/${dense.expansionSearch}; rescoring vectors kept: ${values['vector-cache-mb']} MiB)`,
+  `search over ${built} chunks, embedded index, top 10, sequential queries unless said (the scan thread takes a second core) (HNSW expansion add/search ${dense.expansionAdd}/${dense.expansionSearch}; rescoring vectors kept: ${values['vector-cache-mb']} MiB)`,
   rows,
 );
 await embedder.dispose();

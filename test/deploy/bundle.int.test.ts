@@ -3,8 +3,10 @@
  * runs in place (bundleInPlace). Both must carry what the sources find beside themselves (the
  * console's assets), and the in-place bundles must resolve every third-party import from here.
  */
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { consoleDir } from '@memex/console';
 import { tempDir } from '@memex/testing';
@@ -108,4 +110,15 @@ describe('compiled bundles', () => {
       dir.remove();
     }
   }, 120_000);
+
+  it("compiled in place (pnpm start's bundles live in a temporary directory), the indexer's scan thread finds usearch and answers", async () => {
+    const dir = tempDir('memex-bundle-');
+    try {
+      const [file] = await bundleInPlace(dir.path, [{ name: 'scan-probe', entry: 'test/deploy/fixtures/scanThreadProbe.ts' }]);
+      const { stdout } = await promisify(execFile)(process.execPath, [file!], { cwd: dir.path });
+      expect(JSON.parse(stdout)).toEqual({ nearest: 'c-0', served: 1, failures: [] });
+    } finally {
+      dir.remove();
+    }
+  }, 60_000);
 });

@@ -61,6 +61,11 @@ export const IndexerEnv = Type.Object({
     description:
       'Embedded index: MiB of full-precision vectors kept in memory per model once read for rescoring, least recently used dropped first (0: read each from disk)',
   }),
+  INDEXER_SCAN_THREAD: Type.Boolean({
+    default: true,
+    description:
+      'Embedded index: exact dense scans of a model with 32,768 chunks or more run on a second thread while BM25 runs on the main one (the thread keeps a copy of the int8 vectors: ~100 bytes a chunk at 100 dimensions)',
+  }),
   INDEXER_ROLE: Type.Union([Type.Literal('all'), Type.Literal('search'), Type.Literal('ingest')], {
     default: 'all',
     description:

@@ -17,6 +17,8 @@ export async function openSearchIndex(config: IndexerConfig, logger?: Logger): P
   return new EmbeddedSearchIndex(join(config.MEMEX_DATA_DIR, 'indexer', 'index.db'), {
     compact: config.MEMEX_SEAL_DEFLATE,
     vectorCacheBytes: config.INDEXER_VECTOR_CACHE_MB * 1024 * 1024,
+    scanThread: config.INDEXER_SCAN_THREAD,
+    onScanThreadFailure: (reason) => logger?.warn({ reason }, 'dense scan thread stopped; scans run on the main thread'),
     // A graph built rather than loaded at start is worth knowing about: it takes minutes at a million chunks.
     onGraph: (event) => logger?.info(event, event.outcome === 'loaded' ? 'HNSW graph loaded' : 'HNSW graph built'),
   });

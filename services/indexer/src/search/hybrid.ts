@@ -43,11 +43,12 @@ export async function hybridSearch(
   // A query with no word the model knows has a zero vector: its dense ranking would be noise.
   const hasDense = vector !== undefined && vector.some((x) => x !== 0);
   const ranking = request.ranking ?? 'hybrid';
-  const [lexical, dense] = await Promise.all([
-    ranking !== 'dense' ? index.searchSparse(model, encodeQuery(request.query), query) : Promise.resolve([]),
-    // Exact cosines matter for the hits returned; the other candidates only fill the fusion.
-    hasDense && ranking !== 'lexical' ? index.searchDense(model, vector, { ...query, exactTop: pool }) : Promise.resolve([]),
-  ]);
+  // The dense ranking is asked first: the embedded index may scan on its scan thread meanwhile,
+  // while BM25 runs here. Exact cosines matter for the hits returned; the other candidates only
+  // fill the fusion.
+  const denseRanking = hasDense && ranking !== 'lexical' ? index.searchDense(model, vector, { ...query, exactTop: pool }) : Promise.resolve([]);
+  const lexicalRanking = ranking !== 'dense' ? index.searchSparse(model, encodeQuery(request.query), query) : Promise.resolve([]);
+  const [lexical, dense] = await Promise.all([lexicalRanking, denseRanking]);
   const weight = ranking === 'lexical' || !hasDense ? 1 : ranking === 'dense' ? 0 : options.lexicalWeight;
   const titleWeight = ranking === 'hybrid' ? (options.titleWeight ?? 0) : 0;
   let hits = fuseRankings(lexical, dense, weight, titleWeight > 0 ? Math.max(pool, TITLE_POOL) : pool);

@@ -5,6 +5,7 @@ import { checkpointAfterErase, compressText, decompressText, openSqlite, type Sq
 import type { EncodedDocument, SparseVector } from '@memex/text';
 import { decodeFloat16, encodeFloat16 } from './float16';
 import { GraphFiles } from './graphFiles';
+import { ScanThread } from './scanThread';
 import { CatalogMemory, ModelMemory, type DenseSearchOptions, type ModelMemoryOptions, type SavedGraph } from './memory';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from './port';
 
@@ -103,6 +104,13 @@ export interface EmbeddedIndexOptions {
   compact?: boolean;
   /** See {@link ModelMemoryOptions.vectorCacheBytes}. */
   vectorCacheBytes?: number;
+  /**
+   * Whether large exact dense scans run on a second thread while BM25 runs on this one (see
+   * ScanThread; the thread starts with the first such scan): true by default (INDEXER_SCAN_THREAD).
+   */
+  scanThread?: boolean;
+  /** Told once if the scan thread stops serving (scans then run in this thread). */
+  onScanThreadFailure?: (reason: string) => void;
 }
 
 /** Changes older than this are pruned; a process further behind reloads everything. */
@@ -245,6 +253,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
   private readonly stmts;
   private readonly graphs: GraphFiles | undefined;
   private readonly instance: string;
+  private readonly scanThread: ScanThread | undefined;
 
   constructor(
     path: string,
@@ -256,6 +265,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     this.instance = this.db.prepare<[], { value: string }>(`SELECT value FROM info WHERE key = 'instance'`).get()!.value;
     const graphDir = options.graphDir ?? join(dirname(path), `${basename(path).replace(/\.db$/, '')}.graphs`);
     this.graphs = graphDir === false ? undefined : new GraphFiles(graphDir);
+    this.scanThread = options.scanThread === false ? undefined : new ScanThread(options.onScanThreadFailure);
     this.stmts = {
       catalogRow: this.db.prepare<[string], CatalogRow>('SELECT * FROM catalog WHERE memo_id = ?'),
       allCatalog: this.db.prepare<[], CatalogRow>('SELECT * FROM catalog'),
@@ -308,6 +318,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
       dense: this.options.dense,
       ...(this.options.graphBuild ? { graphBuild: this.options.graphBuild } : {}),
       ...(this.options.vectorCacheBytes !== undefined ? { vectorCacheBytes: this.options.vectorCacheBytes } : {}),
+      ...(this.scanThread ? { scanThread: this.scanThread } : {}),
       // A graph built in the background is saved at once, like one built at loading.
       onGraphBuilt: (projectId, chunks, ms) => {
         if (this.models.get(model) !== memory || !this.db.open) return;
@@ -581,7 +592,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
   async searchDense(model: string, vector: Float32Array, query: CandidateQuery): Promise<ChunkCandidate[]> {
     const memory = this.memory(model);
     if (!memory) return [];
-    return memory.searchDense(vector, this.catalog.eligible(query.projectId, query.filters), query.limit, this.catalog, query.projectId, query.exactTop);
+    return memory.searchDenseAsync(vector, this.catalog.eligible(query.projectId, query.filters), query.limit, this.catalog, query.projectId, query.exactTop);
   }
 
   async searchSparse(model: string, vector: SparseVector, query: CandidateQuery): Promise<ChunkCandidate[]> {
@@ -621,6 +632,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     if (!this.db.open) return;
     this.saveGraphs();
     for (const memory of this.models.values()) memory.dispose();
+    await this.scanThread?.close();
     this.db.close();
   }
 }

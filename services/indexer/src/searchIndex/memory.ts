@@ -18,6 +18,7 @@ import usearch from 'usearch';
 import { matchesFilters, type Filter, type FilterableMemo, type MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, idf, type EncodedDocument, type SparseVector } from '@memex/text';
 import type { CatalogEntry, ChunkCandidate } from './port';
+import type { ScanRequest, ScanThread } from './scanThread';
 import { TopK } from './topK';
 
 const { Index, MetricKind, ScalarKind, exactSearch } = usearch;
@@ -159,6 +160,8 @@ export interface ModelMemoryOptions {
    * A small index ends up rescoring from memory alone; a large one keeps its most searched chunks.
    */
   vectorCacheBytes?: number;
+  /** Where `searchDenseAsync` runs large exact scans (shared by the models of an index); none: in the caller's thread. */
+  scanThread?: ScanThread;
 }
 
 function filterable(memo: MemoAttributes): FilterableMemo {
@@ -345,6 +348,30 @@ const SIMD_SCAN_MIN_SHARE = 0.125;
 /** Candidates the SIMD scan passes on at least (before the float query's estimates pick the best). */
 const SIMD_SCAN_MIN_CANDIDATES = 256;
 
+/**
+ * From this many slots a model's exact scan goes to the scan thread when there is one (see
+ * searchDenseAsync): below, the scan (~11 ns a slot) costs little more than the message round trip
+ * (~50-100 µs), and a small index never starts the thread.
+ */
+export const SCAN_THREAD_MIN_SLOTS = 32_768;
+
+/** An exact scan to make: the quantized query, the slots it reads (all the model's first `total`), how many it keeps. */
+interface ScanPlan {
+  query: Int8Array;
+  total: number;
+  wanted: number;
+  /** Findable slots the scan must yield for its result to stand. */
+  enough: number;
+  byProduct: boolean;
+  dimension: number;
+}
+
+/** The scan in this thread. (A view from offset 0: usearch reads typed arrays from the start of their buffer.) */
+function exactSearchKeys(codes: Int8Array, scan: ScanPlan): BigUint64Array {
+  const { keys } = exactSearch(codes.subarray(0, scan.total * scan.dimension), scan.query, scan.dimension, scan.wanted, scan.byProduct ? MetricKind.IP : MetricKind.Cos, 1);
+  return keys;
+}
+
 /** Nodes a graph takes one at a time before parallel insertion starts. */
 const GRAPH_SEED = 1024;
 /** A background build adds nodes for about this long before it lets other work run. */
@@ -395,6 +422,11 @@ export class ModelMemory {
   private builds = 0;
   private buildWaiters: (() => void)[] = [];
   private disposed = false;
+  /** Where large scans run (see searchDenseAsync), and what its copy of the codes holds. */
+  private readonly scanThread: ScanThread | undefined;
+  private mirror: { id: number; slots: number; layout: number } | undefined;
+  /** Bumped when slots are renumbered (compaction): scan results from before no longer apply. */
+  private layout = 0;
   private readonly bySlot = (a: number, b: number) => this.compareSlots(a, b);
 
   constructor(
@@ -414,6 +446,7 @@ export class ModelMemory {
     this.recentVectors = this.fullVectors && cacheBytes > 0 ? new LRUCache({ maxSize: cacheBytes, sizeCalculation: (v) => v.byteLength }) : undefined;
     this.graphBuild = options.graphBuild ?? 'background';
     this.onGraphBuilt = options.onGraphBuilt;
+    this.scanThread = options.scanThread;
   }
 
   /** Resolves once no graph is being built in the background (tests, benchmarks, shutdown). */
@@ -426,6 +459,8 @@ export class ModelMemory {
   dispose(): void {
     this.disposed = true;
     this.recentVectors?.clear();
+    if (this.mirror) this.scanThread?.drop(this.mirror.id);
+    this.mirror = undefined;
   }
 
   get live(): number {
@@ -823,6 +858,7 @@ export class ModelMemory {
     this.termCounts = termCounts;
     this.deadCount = 0;
     this.mutations += 1;
+    this.layout += 1;
     for (const [projectId, project] of this.projects) {
       if (project.chunks === 0 && project.postings.size === 0) {
         if (project.building) project.building.cancelled = true;
@@ -886,20 +922,78 @@ export class ModelMemory {
    * chunk); the others keep their int8 estimates.
    */
   searchDense(query: Float32Array, eligible: Map<string, number>, limit: number, catalog: CatalogMemory, projectId?: string, exactTop = limit): ChunkCandidate[] {
-    if (limit <= 0) return [];
+    const plan = this.densePlan(query, eligible, limit, projectId);
+    if (!plan) return [];
+    const source = plan.graph ?? (plan.scan && this.scanFound(exactSearchKeys(this.codes, plan.scan), plan.scan, plan.mask)) ?? plan.slots;
+    return this.rankDense(query, source, plan.depth, limit, exactTop, catalog);
+  }
+
+  /**
+   * `searchDense`, with its exact scan on the scan thread when there is one and the model has at
+   * least {@link SCAN_THREAD_MIN_SLOTS} slots: the caller's thread is free meanwhile (a hybrid search
+   * runs BM25 then). The slots found are those of the model as it was when the search began: chunks
+   * added meanwhile are not findable (as for a search that began before them), chunks removed
+   * meanwhile are skipped, and a compaction meanwhile (slots renumbered) has the search run again here.
+   */
+  async searchDenseAsync(
+    query: Float32Array,
+    eligible: Map<string, number>,
+    limit: number,
+    catalog: CatalogMemory,
+    projectId?: string,
+    exactTop = limit,
+  ): Promise<ChunkCandidate[]> {
+    const thread = this.scanThread;
+    const plan = this.densePlan(query, eligible, limit, projectId);
+    if (!plan) return [];
+    if (!plan.scan || !thread?.usable || plan.scan.total < SCAN_THREAD_MIN_SLOTS) {
+      const source = plan.graph ?? (plan.scan && this.scanFound(exactSearchKeys(this.codes, plan.scan), plan.scan, plan.mask)) ?? plan.slots;
+      return this.rankDense(query, source, plan.depth, limit, exactTop, catalog);
+    }
+    const layout = this.layout;
+    let keys: BigUint64Array | undefined;
+    try {
+      keys = await thread.scan(this.mirrorRequest(thread, plan.scan));
+    } catch {
+      this.mirror = undefined; // (the thread's copy is in doubt: the next scan sends every code)
+    }
+    if (this.disposed) return [];
+    if (!keys || layout !== this.layout) return this.searchDense(query, eligible, limit, catalog, projectId, exactTop);
+    const source = this.scanFound(keys, plan.scan, plan.mask) ?? plan.slots;
+    return this.rankDense(query, source, plan.depth, limit, exactTop, catalog);
+  }
+
+  /** What a dense search looks at: the findable slots, and the graph's candidates or a scan to make. */
+  private densePlan(
+    query: Float32Array,
+    eligible: Map<string, number>,
+    limit: number,
+    projectId: string | undefined,
+  ): { slots: Int32Array; mask: Uint8Array; depth: number; graph?: number[]; scan?: ScanPlan } | undefined {
+    if (limit <= 0) return undefined;
     const { slots, mask } = this.findable(eligible);
-    if (slots.length === 0) return [];
+    if (slots.length === 0) return undefined;
     const depth = limit + this.dense.rescoreMargin;
     const project = projectId === undefined ? undefined : this.projects.get(projectId);
-    let graph: number[] | undefined;
     if (project?.ann && slots.length >= this.dense.annMinShare * project.chunks) {
       const share = slots.length / Math.max(1, project.chunks);
-      graph = this.graphCandidates(project.ann, query, mask, Math.max(this.dense.graphCandidates, 2 * depth), share);
+      const graph = this.graphCandidates(project.ann, query, mask, Math.max(this.dense.graphCandidates, 2 * depth), share);
+      if (graph) return { slots, mask, depth, graph };
     }
+    const scan = this.scanPlan(query, slots, depth);
+    return scan ? { slots, mask, depth, scan } : { slots, mask, depth };
+  }
+
+  /**
+   * The dense top-k from candidate slots: the best `depth` by the full-precision query against their
+   * int8 vectors, then the best `exactTop + rescoreMargin` of those rescored with their full-precision
+   * vectors. Slots removed since the candidates were found are skipped.
+   */
+  private rankDense(query: Float32Array, source: ArrayLike<number>, depth: number, limit: number, exactTop: number, catalog: CatalogMemory): ChunkCandidate[] {
     const approximate = new TopK<number>(this.fullVectors ? depth : limit, this.bySlot);
-    const source = graph ?? this.scanCandidates(query, slots, mask, depth) ?? slots;
     for (let i = 0; i < source.length; i++) {
       const slot = source[i]!;
+      if (this.slots[slot] === undefined) continue;
       const score = this.estimate(query, slot);
       if (score >= approximate.threshold) approximate.offer(score, slot);
     }
@@ -912,6 +1006,24 @@ export class ModelMemory {
       ranked = top.sorted();
     }
     return ranked.map(({ score, item }) => this.candidate(item, score, catalog));
+  }
+
+  /**
+   * The scan thread's request for a scan: the codes its mirror lacks go with it (every code when
+   * the mirror is new or the slots were compacted since; else those of slots added since).
+   */
+  private mirrorRequest(thread: ScanThread, scan: ScanPlan): ScanRequest {
+    const dim = this.dimension;
+    const request: ScanRequest = { mirror: 0, dimension: dim, total: scan.total, query: scan.query, wanted: scan.wanted, metric: scan.byProduct ? 'IP' : 'Cos' };
+    if (!this.mirror || this.mirror.layout !== this.layout) {
+      this.mirror = { id: this.mirror?.id ?? thread.newMirror(), slots: scan.total, layout: this.layout };
+      request.reset = this.codes.slice(0, scan.total * dim);
+    } else if (scan.total > this.mirror.slots) {
+      request.append = { from: this.mirror.slots, codes: this.codes.slice(this.mirror.slots * dim, scan.total * dim) };
+      this.mirror.slots = scan.total;
+    }
+    request.mirror = this.mirror.id;
+    return request;
   }
 
   /** Full-precision vectors by chunk id: those kept in memory, the others read (and kept). */
@@ -943,16 +1055,15 @@ export class ModelMemory {
   }
 
   /**
-   * The findable slots nearest the query by an exact SIMD scan: usearch's exactSearch over every
+   * An exact SIMD scan for the findable slots nearest the query: usearch's exactSearch over every
    * slot's int8 vector (the query quantized too), about ten times a JS loop's speed. Where the stored
    * codes share one norm (see quantizeStored) it ranks by their inner product, in the cosine's order
-   * for a third of its work, and adds the few findable slots whose codes were shrunk (which that
-   * order would put a little low); where many were shrunk (a model with outsized components), by
-   * the cosine itself. Undefined
-   * when the JS loop over just the findable slots is the cheaper way (few of them, or a small share of
-   * all slots: the scan cannot skip the others), or when the scan's top found too few findable ones.
+   * for a third of its work (see scanFound for the few slots whose codes were shrunk); where many
+   * were shrunk (a model with outsized components), by the cosine itself. Undefined when the JS loop
+   * over just the findable slots is the cheaper way (few of them, or a small share of all slots: the
+   * scan cannot skip the others).
    */
-  private scanCandidates(query: Float32Array, slots: Int32Array, mask: Uint8Array, depth: number): number[] | undefined {
+  private scanPlan(query: Float32Array, slots: Int32Array, depth: number): ScanPlan | undefined {
     const total = this.slots.length;
     const share = slots.length / Math.max(1, total);
     if (slots.length < this.dense.simdScanMinChunks || share < SIMD_SCAN_MIN_SHARE) return undefined;
@@ -961,18 +1072,25 @@ export class ModelMemory {
     // The int8 × int8 order differs a little from the float query's estimates: take twice the depth
     // (four times before codes shared one norm; bench/search.bench.ts at 100k: recall@10 0.9972 both,
     // Cranfield/Vaswani nDCG@10 unchanged, the estimates of half as many candidates spared).
-    const enough = 2 * depth;
-    const wanted = Math.min(total, Math.ceil(Math.max(enough, SIMD_SCAN_MIN_CANDIDATES) / share));
-    // (a view from offset 0: usearch reads typed arrays from the start of their buffer)
+    const enough = Math.min(2 * depth, slots.length);
+    const wanted = Math.min(total, Math.ceil(Math.max(2 * depth, SIMD_SCAN_MIN_CANDIDATES) / share));
     const byProduct = codesShareNorm(this.dimension) && this.shrunk.size <= total * MAX_SHRUNK_SHARE;
-    const { keys } = exactSearch(this.codes.subarray(0, total * this.dimension), codes, this.dimension, wanted, byProduct ? MetricKind.IP : MetricKind.Cos, 1);
+    return { query: codes, total, wanted, enough, byProduct, dimension: this.dimension };
+  }
+
+  /**
+   * The findable slots among a scan's keys, with (when it ranked by inner product) every findable
+   * slot whose codes were shrunk, which that order would put a little low; undefined when the scan's
+   * top held too few findable ones (the caller estimates every findable slot instead).
+   */
+  private scanFound(keys: BigUint64Array, scan: ScanPlan, mask: Uint8Array): number[] | undefined {
     const found: number[] = [];
     for (let i = 0; i < keys.length; i++) {
       const slot = Number(keys[i]!);
       if (mask[slot] === 1) found.push(slot);
     }
-    if (found.length < Math.min(enough, slots.length)) return undefined;
-    if (byProduct && this.shrunk.size > 0) {
+    if (found.length < scan.enough) return undefined;
+    if (scan.byProduct && this.shrunk.size > 0) {
       const taken = new Set(found);
       for (const slot of this.shrunk) if (mask[slot] === 1 && !taken.has(slot)) found.push(slot);
     }
