@@ -3,10 +3,10 @@ import { basename, dirname, join } from 'node:path';
 import type { MemoAttributes } from '@memex/contracts';
 import { checkpointAfterErase, compressText, decompressText, openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { EncodedDocument, SparseVector } from '@memex/text';
-import { decodeFloat16, encodeFloat16 } from './float16';
+import { decodeFloat16, encodeFloat16, readHalves } from './float16';
 import { GraphFiles } from './graphFiles';
 import { ScanThread } from './scanThread';
-import { CatalogMemory, ModelMemory, type DenseSearchOptions, type ModelMemoryOptions, type SavedGraph } from './memory';
+import { CatalogMemory, ModelMemory, type DenseSearchOptions, type FullVector, type ModelMemoryOptions, type SavedGraph } from './memory';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from './port';
 
 const SCHEMA = `
@@ -326,9 +326,12 @@ export class EmbeddedSearchIndex implements SearchIndex {
         this.options.onGraph?.({ model, projectId, outcome: 'built', reason: 'built in the background as the project grew', chunks, ms });
       },
       // Memory holds int8 vectors; the few best candidates are rescored with the stored floats.
+      // (halves as stored: rescoring reads their values from a table, and the vector cache holds twice as many)
       fullVectors: (chunkIds) => {
-        const found = new Map<string, Float32Array>();
-        for (const row of this.stmts.denseOfMany.iterate(model, JSON.stringify(chunkIds))) found.set(row.chunk_id, decodeDense(row.dense, dimension));
+        const found = new Map<string, FullVector>();
+        for (const row of this.stmts.denseOfMany.iterate(model, JSON.stringify(chunkIds))) {
+          found.set(row.chunk_id, row.dense.byteLength === dimension * 2 ? readHalves(row.dense) : decodeDense(row.dense, dimension));
+        }
         return found;
       },
     });

@@ -11,8 +11,8 @@ import { float16Bits, float16Value } from '../embedding/staticModel/float16';
 
 let table: Float32Array | undefined;
 
-/** Every half's value, built on first use (256 KiB). */
-function halfTable(): Float32Array {
+/** Every half's value by its bits, built on first use (256 KiB). */
+export function halfTable(): Float32Array {
   if (!table) {
     table = new Float32Array(65_536);
     for (let bits = 0; bits < 65_536; bits++) table[bits] = float16Value(bits);
@@ -24,6 +24,14 @@ function halfTable(): Float32Array {
 export function encodeFloat16(vector: Float32Array): Buffer {
   const out = Buffer.allocUnsafe(vector.length * 2);
   for (let i = 0; i < vector.length; i++) out.writeUInt16LE(float16Bits(vector[i]!), i * 2);
+  return out;
+}
+
+/** The halves `encodeFloat16` wrote, as they are (2 bytes a component; `halfTable` gives their values). */
+export function readHalves(bytes: Uint8Array): Uint16Array {
+  const n = bytes.byteLength >>> 1;
+  const out = new Uint16Array(n);
+  for (let i = 0; i < n; i++) out[i] = bytes[2 * i]! | (bytes[2 * i + 1]! << 8);
   return out;
 }
 

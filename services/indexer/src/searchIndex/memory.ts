@@ -18,6 +18,7 @@ import usearch from 'usearch';
 import { matchesFilters, type Filter, type FilterableMemo, type MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, idf, type EncodedDocument, type SparseVector } from '@memex/text';
 import type { CatalogEntry, ChunkCandidate } from './port';
+import { halfTable } from './float16';
 import type { ScanRequest, ScanThread } from './scanThread';
 import { TopK } from './topK';
 
@@ -139,6 +140,12 @@ export const DEFAULT_DENSE_OPTIONS: Readonly<DenseSearchOptions> = Object.freeze
   simdScanMinChunks: 512,
 });
 
+/**
+ * A chunk's vector for rescoring: float32, or IEEE halves as stored at rest (their values by
+ * `halfTable`), kept as such so that a cache of them holds twice as many.
+ */
+export type FullVector = Float32Array | Uint16Array;
+
 export interface ModelMemoryOptions {
   dense?: Partial<DenseSearchOptions>;
   /**
@@ -153,11 +160,12 @@ export interface ModelMemoryOptions {
    * Chunks' full-precision vectors (from disk, in one read), for the final rescoring: by chunk id,
    * absent when unreadable. Without it, int8 estimates are final.
    */
-  fullVectors?: (chunkIds: readonly string[]) => Map<string, Float32Array>;
+  fullVectors?: (chunkIds: readonly string[]) => Map<string, FullVector>;
   /**
    * Bytes of full-precision vectors kept in memory once read for rescoring, the least recently used
    * dropped first (none by default: every one read from disk; the indexer's INDEXER_VECTOR_CACHE_MB).
    * A small index ends up rescoring from memory alone; a large one keeps its most searched chunks.
+   * Vectors are kept as they were read: halves (2 bytes a component) from rows stored as such.
    */
   vectorCacheBytes?: number;
   /** Where `searchDenseAsync` runs large exact scans (shared by the models of an index); none: in the caller's thread. */
@@ -413,7 +421,7 @@ export class ModelMemory {
   private readonly dense: DenseSearchOptions;
   private readonly fullVectors: ModelMemoryOptions['fullVectors'];
   /** Full-precision vectors read for rescoring, by chunk id (see vectorCacheBytes); gone when their chunk is. */
-  private readonly recentVectors: LRUCache<string, Float32Array> | undefined;
+  private readonly recentVectors: LRUCache<string, FullVector> | undefined;
   /** While loading, graphs are built once at the end (in parallel) instead of chunk by chunk. */
   private deferGraphs = false;
   private readonly graphBuild: 'background' | 'inline';
@@ -425,6 +433,8 @@ export class ModelMemory {
   /** Where large scans run (see searchDenseAsync), and what its copy of the codes holds. */
   private readonly scanThread: ScanThread | undefined;
   private mirror: { id: number; slots: number; layout: number } | undefined;
+  /** Vectors asked of `fullVectors` for rescoring so far (those the cache did not hold; benchmarks). */
+  vectorsRead = 0;
   /** Bumped when slots are renumbered (compaction): scan results from before no longer apply. */
   private layout = 0;
   private readonly bySlot = (a: number, b: number) => this.compareSlots(a, b);
@@ -1027,10 +1037,13 @@ export class ModelMemory {
   }
 
   /** Full-precision vectors by chunk id: those kept in memory, the others read (and kept). */
-  private rescoringVectors(chunkIds: readonly string[]): Map<string, Float32Array> {
+  private rescoringVectors(chunkIds: readonly string[]): Map<string, FullVector> {
     const cache = this.recentVectors;
-    if (!cache) return this.fullVectors!(chunkIds);
-    const found = new Map<string, Float32Array>();
+    if (!cache) {
+      this.vectorsRead += chunkIds.length;
+      return this.fullVectors!(chunkIds);
+    }
+    const found = new Map<string, FullVector>();
     const missing: string[] = [];
     for (const id of chunkIds) {
       const v = cache.get(id);
@@ -1038,6 +1051,7 @@ export class ModelMemory {
       else missing.push(id);
     }
     if (missing.length > 0) {
+      this.vectorsRead += missing.length;
       for (const [id, v] of this.fullVectors!(missing)) {
         found.set(id, v);
         cache.set(id, v);
@@ -1047,10 +1061,15 @@ export class ModelMemory {
   }
 
   /** The cosine with a chunk's full-precision vector, if it was read. */
-  private exact(query: Float32Array, full: Float32Array | undefined): number | undefined {
+  private exact(query: Float32Array, full: FullVector | undefined): number | undefined {
     if (!full || full.length !== this.dimension) return undefined;
     let dot = 0;
-    for (let d = 0; d < full.length; d++) dot += full[d]! * query[d]!;
+    if (full instanceof Uint16Array) {
+      const half = halfTable();
+      for (let d = 0; d < full.length; d++) dot += half[full[d]!]! * query[d]!;
+    } else {
+      for (let d = 0; d < full.length; d++) dot += full[d]! * query[d]!;
+    }
     return dot;
   }
 

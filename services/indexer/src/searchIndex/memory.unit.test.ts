@@ -3,6 +3,7 @@ import type { Filter } from '@memex/contracts';
 import { seededRandom } from '@memex/testing';
 import { encodeQuery, termFrequencies } from '@memex/text';
 import { attrs } from './contract';
+import { encodeFloat16, readHalves } from './float16';
 import { CatalogMemory, ModelMemory, type DenseSearchOptions } from './memory';
 
 describe('ModelMemory', () => {
@@ -381,5 +382,44 @@ describe('ModelMemory dense search with an HNSW graph', () => {
     search();
     expect(read.length).toBeGreaterThan(0);
     expect(read.length).toBeLessThanOrEqual(rescored);
+  });
+
+  it('rescores with vectors read as stored halves as with floats, and keeps twice as many of them in the same budget', () => {
+    const random = seededRandom(13);
+    const catalog = new CatalogMemory();
+    const vectors = new Map<string, Float32Array>();
+    const reads = { floats: 0, halves: 0 };
+    const budget = 40; // float vectors the budget holds
+    const floats = new ModelMemory(dim, 1024, {
+      vectorCacheBytes: budget * dim * 4,
+      fullVectors: (ids) => ((reads.floats += ids.length), new Map(ids.map((id) => [id, vectors.get(id)!]))),
+    });
+    const halves = new ModelMemory(dim, 1024, {
+      vectorCacheBytes: budget * dim * 4,
+      fullVectors: (ids) => ((reads.halves += ids.length), new Map(ids.map((id) => [id, readHalves(encodeFloat16(vectors.get(id)!))]))),
+    });
+    for (let m = 0; m < 500; m++) {
+      const memoId = `memo-${String(m).padStart(4, '0')}`;
+      catalog.set({ memoId, projectId: 'p', version: 1, memo: attrs('p', memoId) });
+      const v = unitVector(random, dim);
+      vectors.set(`${memoId}/0`, v);
+      for (const memory of [floats, halves]) memory.add({ chunkId: `${memoId}/0`, memoId, projectId: 'p', revision: 1, index: 0, content: '' }, v, termFrequencies('x'));
+    }
+    // Queries whose rescored chunks (26 each) together exceed the float budget but fit twice it.
+    const queries = [0, 1, 2].map(() => unitVector(random, dim));
+    const firstRound = { floats: 0, halves: 0 };
+    for (const round of [1, 2]) {
+      for (const q of queries) {
+        const a = floats.searchDense(q, catalog.eligible('p', []), 10, catalog, 'p');
+        const b = halves.searchDense(q, catalog.eligible('p', []), 10, catalog, 'p');
+        expect(b.map((h) => h.chunkId)).toEqual(a.map((h) => h.chunkId));
+        b.forEach((h, i) => expect(Math.abs(h.score - a[i]!.score)).toBeLessThan(2e-3));
+      }
+      if (round === 1) Object.assign(firstRound, reads);
+    }
+    // The second round finds every half kept; the floats had to be read again.
+    expect(reads.halves).toBe(firstRound.halves);
+    expect(reads.floats).toBeGreaterThan(firstRound.floats);
+    expect(halves.vectorsRead).toBe(reads.halves);
   });
 });
