@@ -363,6 +363,15 @@ const SIMD_SCAN_MIN_CANDIDATES = 256;
  */
 export const SCAN_THREAD_MIN_SLOTS = 32_768;
 
+/** What a dense search looks at: its findable slots (as a list and a mask), how many it ranks, where candidates come from. */
+interface DensePlan {
+  slots: Int32Array;
+  mask: Uint8Array;
+  depth: number;
+  graph?: number[];
+  scan?: ScanPlan;
+}
+
 /** An exact scan to make: the quantized query, the slots it reads (all the model's first `total`), how many it keeps. */
 interface ScanPlan {
   query: Int8Array;
@@ -933,9 +942,7 @@ export class ModelMemory {
    */
   searchDense(query: Float32Array, eligible: Map<string, number>, limit: number, catalog: CatalogMemory, projectId?: string, exactTop = limit): ChunkCandidate[] {
     const plan = this.densePlan(query, eligible, limit, projectId);
-    if (!plan) return [];
-    const source = plan.graph ?? (plan.scan && this.scanFound(exactSearchKeys(this.codes, plan.scan), plan.scan, plan.mask)) ?? plan.slots;
-    return this.rankDense(query, source, plan.depth, limit, exactTop, catalog);
+    return plan ? this.rankDense(query, plan, this.candidatesHere(plan), limit, exactTop, catalog) : [];
   }
 
   /**
@@ -956,10 +963,7 @@ export class ModelMemory {
     const thread = this.scanThread;
     const plan = this.densePlan(query, eligible, limit, projectId);
     if (!plan) return [];
-    if (!plan.scan || !thread?.usable || plan.scan.total < SCAN_THREAD_MIN_SLOTS) {
-      const source = plan.graph ?? (plan.scan && this.scanFound(exactSearchKeys(this.codes, plan.scan), plan.scan, plan.mask)) ?? plan.slots;
-      return this.rankDense(query, source, plan.depth, limit, exactTop, catalog);
-    }
+    if (!plan.scan || !thread?.usable || plan.scan.total < SCAN_THREAD_MIN_SLOTS) return this.rankDense(query, plan, this.candidatesHere(plan), limit, exactTop, catalog);
     const layout = this.layout;
     let keys: BigUint64Array | undefined;
     try {
@@ -969,17 +973,11 @@ export class ModelMemory {
     }
     if (this.disposed) return [];
     if (!keys || layout !== this.layout) return this.searchDense(query, eligible, limit, catalog, projectId, exactTop);
-    const source = this.scanFound(keys, plan.scan, plan.mask) ?? plan.slots;
-    return this.rankDense(query, source, plan.depth, limit, exactTop, catalog);
+    return this.rankDense(query, plan, this.scanFound(keys, plan.scan, plan.mask), limit, exactTop, catalog);
   }
 
   /** What a dense search looks at: the findable slots, and the graph's candidates or a scan to make. */
-  private densePlan(
-    query: Float32Array,
-    eligible: Map<string, number>,
-    limit: number,
-    projectId: string | undefined,
-  ): { slots: Int32Array; mask: Uint8Array; depth: number; graph?: number[]; scan?: ScanPlan } | undefined {
+  private densePlan(query: Float32Array, eligible: Map<string, number>, limit: number, projectId: string | undefined): DensePlan | undefined {
     if (limit <= 0) return undefined;
     const { slots, mask } = this.findable(eligible);
     if (slots.length === 0) return undefined;
@@ -994,13 +992,20 @@ export class ModelMemory {
     return scan ? { slots, mask, depth, scan } : { slots, mask, depth };
   }
 
+  /** A plan's candidates found in this thread: the graph's, the scan's, or (undefined) every findable slot. */
+  private candidatesHere(plan: DensePlan): number[] | undefined {
+    return plan.graph ?? (plan.scan && this.scanFound(exactSearchKeys(this.codes, plan.scan), plan.scan, plan.mask));
+  }
+
   /**
-   * The dense top-k from candidate slots: the best `depth` by the full-precision query against their
-   * int8 vectors, then the best `exactTop + rescoreMargin` of those rescored with their full-precision
-   * vectors. Slots removed since the candidates were found are skipped.
+   * The dense top-k from candidate slots (every findable one when there are none): the best `depth`
+   * by the full-precision query against their int8 vectors, then the best `exactTop + rescoreMargin`
+   * of those rescored with their full-precision vectors. Slots removed since the candidates were
+   * found are skipped.
    */
-  private rankDense(query: Float32Array, source: ArrayLike<number>, depth: number, limit: number, exactTop: number, catalog: CatalogMemory): ChunkCandidate[] {
-    const approximate = new TopK<number>(this.fullVectors ? depth : limit, this.bySlot);
+  private rankDense(query: Float32Array, plan: DensePlan, candidates: readonly number[] | undefined, limit: number, exactTop: number, catalog: CatalogMemory): ChunkCandidate[] {
+    const source: ArrayLike<number> = candidates ?? plan.slots;
+    const approximate = new TopK<number>(this.fullVectors ? plan.depth : limit, this.bySlot);
     for (let i = 0; i < source.length; i++) {
       const slot = source[i]!;
       if (this.slots[slot] === undefined) continue;
