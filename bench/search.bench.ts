@@ -179,6 +179,27 @@ async function measureOver<Q>(label: string, inputs: readonly Q[], count: number
   return [label, `p50 ${percentile(latencies, 50).toFixed(2)} ms   p99 ${percentile(latencies, 99).toFixed(2)} ms   ${qps.toFixed(0)} QPS`];
 }
 const measure = (label: string, run: (q: string) => unknown) => measureOver(label, queries, QUERIES, run);
+/** Runs `measure` while memos of 10 chunks are written to `on` every 20 ms (as the indexer takes them), and says how many. */
+async function whileWriting(on: EmbeddedSearchIndex, measure: () => Promise<[string, string]>): Promise<[string, string]> {
+  let writing = true;
+  let written = 0;
+  const writer = (async () => {
+    while (writing) {
+      const memoId = randomUUID();
+      await on.applyCatalog({ memoId, projectId, version: 1, memo: { projectId, memoId, revision: 1, title: 'Written during searches', summary: '', source: null, clientReferenceId: null, memoType: 'text', tags: [], metadata: {}, archived: false, expirationDate: null } });
+      const texts = Array.from({ length: CHUNKS_PER_MEMO }, () => sentences[Math.floor(random() * sentences.length)]!);
+      const vectors = await embedder.embed(texts, 'document');
+      await on.putChunks(MODEL, { memoId, projectId, revision: 1 }, texts.map((content, i) => ({ chunkId: chunkId(memoId, 1, i), index: i, content, dense: vectors[i]!, terms: termFrequencies(content) })));
+      written += 1;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  const [label, figures] = await measure();
+  writing = false;
+  await writer;
+  return [label, `${figures}   (${written} memos written meanwhile)`];
+}
+
 /** Queries `inFlight` at a time (as an indexer answers concurrent requests): QPS and per-query latency. */
 async function measureConcurrent(label: string, inFlight: number, run: (q: string) => Promise<unknown>): Promise<[string, string]> {
   const latencies: number[] = [];
@@ -191,6 +212,8 @@ async function measureConcurrent(label: string, inFlight: number, run: (q: strin
         const t = performance.now();
         await run(q);
         latencies.push(performance.now() - t);
+        // (the next request arrives by I/O, as the indexer's do: other work gets its turn between)
+        await new Promise((resolve) => setImmediate(resolve));
       }
     }),
   );
@@ -222,6 +245,13 @@ const options = { lexicalWeight: 0.85, candidates: 100 };
 const inline = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'), { dense, vectorCacheBytes, scanThread: false });
 await inline.openModel(MODEL, embedder.dimension);
 const hybrid = (on: EmbeddedSearchIndex) => (q: string) => hybridSearch(on, models, { projectId, query: q, filters: [], limit: 10 }, options);
+// Both forms must find the same hits (the scan thread only moves where the scan runs).
+let sameHits = 0;
+for (const q of queries.slice(0, 50)) {
+  const [a, b] = [await hybrid(index)(q), await hybrid(inline)(q)];
+  if (JSON.stringify(a.hits.map((h) => [h.chunkId, h.distance])) === JSON.stringify(b.hits.map((h) => [h.chunkId, h.distance]))) sameHits += 1;
+}
+if (sameHits !== 50) throw new Error(`the scan thread changed the hits of ${50 - sameHits} of 50 queries`);
 const readBefore = inside.memory.vectorsRead;
 const rows: [string, string][] = [
   await measure('hybrid search, no filter', hybrid(index)),
@@ -229,9 +259,12 @@ const rows: [string, string][] = [
     `  rescoring vectors read from SQLite per search (the others kept in memory: ${values['vector-cache-mb']} MiB)`,
     ((inside.memory.vectorsRead - readBefore) / (QUERIES + 20)).toFixed(1),
   ],
+  ['  same hits with the dense scan on the scan thread and in the searching thread', `${sameHits} of 50 queries`],
   await measure('hybrid search, no filter, dense scan in the searching thread', hybrid(inline)),
   await measureConcurrent('hybrid search, no filter, 4 at once', 4, hybrid(index)),
   await measureConcurrent('hybrid search, no filter, 4 at once, dense scan in the searching thread', 4, hybrid(inline)),
+  await whileWriting(index, () => measureConcurrent('hybrid search, 4 at once while a memo of 10 chunks is indexed every 20 ms', 4, hybrid(index))),
+  await whileWriting(inline, () => measureConcurrent('  the same, dense scan in the searching thread', 4, hybrid(inline))),
   await measure(`hybrid search, filter selecting 1/${TEAMS} of memos`, (q) =>
     hybridSearch(index, models, { projectId, query: q, filters: selective, limit: 10 }, options),
   ),
