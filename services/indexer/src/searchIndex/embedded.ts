@@ -106,7 +106,8 @@ export interface EmbeddedIndexOptions {
   vectorCacheBytes?: number;
   /**
    * Whether large exact dense scans run on a second thread while BM25 runs on this one (see
-   * ScanThread; the thread starts with the first such scan): true by default (INDEXER_SCAN_THREAD).
+   * ScanThread; the thread starts with the first such scan): true by default here; the indexer
+   * passes INDEXER_SCAN_THREAD (by default, true only with more than 2 cores: see scanThreadEnabled).
    */
   scanThread?: boolean;
   /** Told once if the scan thread stops serving (scans then run in this thread). */
