@@ -19,7 +19,7 @@ import { matchesFilters, type Filter, type FilterableMemo, type MemoAttributes }
 import { DEFAULT_BM25_OPTIONS, idf, type EncodedDocument, type SparseVector } from '@memex/text';
 import type { CatalogEntry, ChunkCandidate } from './port';
 import { halfTable } from './float16';
-import type { ScanRequest, ScanThread } from './scanThread';
+import type { ExactScan, ScanRequest, ScanThread } from './scanThread';
 import { TopK } from './topK';
 
 const { Index, MetricKind, ScalarKind, exactSearch } = usearch;
@@ -372,20 +372,14 @@ interface DensePlan {
   scan?: ScanPlan;
 }
 
-/** An exact scan to make: the quantized query, the slots it reads (all the model's first `total`), how many it keeps. */
-interface ScanPlan {
-  query: Int8Array;
-  total: number;
-  wanted: number;
-  /** Findable slots the scan must yield for its result to stand. */
+/** An exact scan to make, here or on the scan thread, and how many findable slots it must yield for its result to stand. */
+interface ScanPlan extends ExactScan {
   enough: number;
-  byProduct: boolean;
-  dimension: number;
 }
 
 /** The scan in this thread. (A view from offset 0: usearch reads typed arrays from the start of their buffer.) */
-function exactSearchKeys(codes: Int8Array, scan: ScanPlan): BigUint64Array {
-  const { keys } = exactSearch(codes.subarray(0, scan.total * scan.dimension), scan.query, scan.dimension, scan.wanted, scan.byProduct ? MetricKind.IP : MetricKind.Cos, 1);
+function exactSearchKeys(codes: Int8Array, scan: ExactScan): BigUint64Array {
+  const { keys } = exactSearch(codes.subarray(0, scan.total * scan.dimension), scan.query, scan.dimension, scan.wanted, MetricKind[scan.metric], 1);
   return keys;
 }
 
@@ -972,8 +966,9 @@ export class ModelMemory {
       this.mirror = undefined; // (the thread's copy is in doubt: the next scan sends every code)
     }
     if (this.disposed) return [];
-    if (!keys || layout !== this.layout) return this.searchDense(query, eligible, limit, catalog, projectId, exactTop);
-    return this.rankDense(query, plan, this.scanFound(keys, plan.scan, plan.mask), limit, exactTop, catalog);
+    // (renumbered slots make the plan's slots and mask stale: plan again)
+    if (layout !== this.layout) return this.searchDense(query, eligible, limit, catalog, projectId, exactTop);
+    return this.rankDense(query, plan, keys ? this.scanFound(keys, plan.scan, plan.mask) : this.candidatesHere(plan), limit, exactTop, catalog);
   }
 
   /** What a dense search looks at: the findable slots, and the graph's candidates or a scan to make. */
@@ -1029,7 +1024,7 @@ export class ModelMemory {
    */
   private mirrorRequest(thread: ScanThread, scan: ScanPlan): ScanRequest {
     const dim = this.dimension;
-    const request: ScanRequest = { mirror: 0, dimension: dim, total: scan.total, query: scan.query, wanted: scan.wanted, metric: scan.byProduct ? 'IP' : 'Cos' };
+    const request: ScanRequest = { dimension: dim, total: scan.total, query: scan.query, wanted: scan.wanted, metric: scan.metric, mirror: 0 };
     if (!this.mirror || this.mirror.layout !== this.layout) {
       this.mirror = { id: this.mirror?.id ?? thread.newMirror(), slots: scan.total, layout: this.layout };
       request.reset = this.codes.slice(0, scan.total * dim);
@@ -1099,7 +1094,7 @@ export class ModelMemory {
     const enough = Math.min(2 * depth, slots.length);
     const wanted = Math.min(total, Math.ceil(Math.max(2 * depth, SIMD_SCAN_MIN_CANDIDATES) / share));
     const byProduct = codesShareNorm(this.dimension) && this.shrunk.size <= total * MAX_SHRUNK_SHARE;
-    return { query: codes, total, wanted, enough, byProduct, dimension: this.dimension };
+    return { dimension: this.dimension, total, query: codes, wanted, metric: byProduct ? 'IP' : 'Cos', enough };
   }
 
   /**
@@ -1114,7 +1109,7 @@ export class ModelMemory {
       if (mask[slot] === 1) found.push(slot);
     }
     if (found.length < scan.enough) return undefined;
-    if (scan.byProduct && this.shrunk.size > 0) {
+    if (scan.metric === 'IP' && this.shrunk.size > 0) {
       const taken = new Set(found);
       for (const slot of this.shrunk) if (mask[slot] === 1 && !taken.has(slot)) found.push(slot);
     }

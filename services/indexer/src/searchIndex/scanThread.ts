@@ -15,18 +15,25 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
-/** What one scan asks: the mirror's new codes, if any, then the top `wanted` of its first `total` slots. */
-export interface ScanRequest {
-  mirror: number;
+/**
+ * An exact scan as usearch's exactSearch makes it, in either thread: the top `wanted` of a model's
+ * first `total` slots for the quantized `query`, by inner product or cosine (a MetricKind name).
+ */
+export interface ExactScan {
   dimension: number;
-  /** Every slot's codes, replacing the mirror's (a new model memory, or slots compacted). */
-  reset?: Int8Array;
-  /** Codes of slots `from`… written since the mirror last grew. */
-  append?: { from: number; codes: Int8Array };
   total: number;
   query: Int8Array;
   wanted: number;
   metric: 'IP' | 'Cos';
+}
+
+/** What one scan asks of the thread: the mirror's new codes, if any, then the scan over the mirror. */
+export interface ScanRequest extends ExactScan {
+  mirror: number;
+  /** Every slot's codes, replacing the mirror's (a new model memory, or slots compacted). */
+  reset?: Int8Array;
+  /** Codes of slots `from`… written since the mirror last grew. */
+  append?: { from: number; codes: Int8Array };
 }
 
 type WorkerReply = { id: number; keys: BigUint64Array } | { id: number; error: string };
