@@ -6,6 +6,7 @@ export {
   ObjectBuckets,
   Consumers,
   Headers,
+  MEMO_STATUS_EVENT_TYPES,
   QueueGroups,
   SERVICE_NAMES,
   Streams,
