@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '@memex/testing';
 import { termFrequencies } from '@memex/text';
-import { attrs } from '../searchIndex/contract';
+import { attrs } from '../testing/memos';
 import { EmbeddedSearchIndex } from '../searchIndex/embedded';
 import { alreadyIndexed, chunkMemo } from './chunks';
 

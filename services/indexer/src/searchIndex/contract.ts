@@ -7,6 +7,7 @@ import { matchesFilters, type Filter, type MemoAttributes } from '@memex/contrac
 import { chunkId } from '@memex/runtime';
 import { filterCases, generateFilterMemos, seededRandom } from '@memex/testing';
 import { encodeQuery, idf, termFrequencies } from '@memex/text';
+import { attrs } from '../testing/memos';
 import type { IndexedChunk, SearchIndex } from './port';
 
 export interface SearchIndexFixture {
@@ -24,25 +25,6 @@ function unit(values: number[]): Float32Array {
 
 function randomUnit(random: () => number): Float32Array {
   return unit(Array.from({ length: DIM }, () => random() * 2 - 1));
-}
-
-/** Catalog attributes of a test memo (revision 1, live, no filterable values) with overrides. */
-export function attrs(projectId: string, memoId: string, over: Partial<MemoAttributes> = {}): MemoAttributes {
-  return {
-    projectId,
-    memoId,
-    revision: 1,
-    title: 'A memo',
-    summary: 'About things.',
-    source: null,
-    clientReferenceId: null,
-    memoType: 'text',
-    tags: [],
-    metadata: {},
-    archived: false,
-    expirationDate: null,
-    ...over,
-  };
 }
 
 function chunk(memoId: string, revision: number, index: number, content: string, dense: Float32Array): IndexedChunk {

@@ -6,7 +6,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { tempDir } from '@memex/testing';
 import { encodeQuery, termFrequencies } from '@memex/text';
 import { chunkId } from '@memex/runtime';
-import { attrs, searchIndexContract } from './contract';
+import { attrs } from '../testing/memos';
+import { searchIndexContract } from './contract';
 import { EmbeddedSearchIndex } from './embedded';
 import { ModelMemory } from './memory';
 

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chunkId, openSqlite } from '@memex/runtime';
 import { seededRandom, tempDir } from '@memex/testing';
 import { termFrequencies } from '@memex/text';
-import { attrs } from './contract';
+import { attrs } from '../testing/memos';
 import { EmbeddedSearchIndex, type EmbeddedIndexOptions, type GraphLoadEvent } from './embedded';
 
 const DIM = 16;

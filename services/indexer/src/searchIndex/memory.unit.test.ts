@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Filter } from '@memex/contracts';
 import { seededRandom } from '@memex/testing';
 import { encodeQuery, termFrequencies } from '@memex/text';
-import { attrs } from './contract';
+import { attrs } from '../testing/memos';
 import { encodeFloat16, readHalves } from './float16';
 import { CatalogMemory, ModelMemory, type DenseSearchOptions } from './memory';
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { seededRandom } from '@memex/testing';
 import { termFrequencies } from '@memex/text';
-import { attrs } from './contract';
+import { attrs } from '../testing/memos';
 import { CatalogMemory, ModelMemory, SCAN_THREAD_MIN_SLOTS } from './memory';
 import { ScanThread } from './scanThread';
 
