@@ -218,18 +218,3 @@ export function startsContentRevision(event: Pick<MemoEventMessage, 'type' | 'da
   if (event.type === 'MemoContentChanged') return true;
   return event.type === 'MemoCreated' && (event.data as { file?: unknown } | undefined)?.file === undefined;
 }
-
-/**
- * Memo events no worker acts on, only the indexer's catalog: what processing found and changes of
- * status. They go out one token deeper (`Subjects.memoStatusEvents`), outside the filter of the
- * workers' consumers (`Subjects.memoWorkEventsAll`), so a text memo's three events reach the
- * chunking indexer, the agent and the extractor once each instead of three times.
- */
-export const MEMO_STATUS_EVENT_TYPES: ReadonlySet<MemoEventType> = new Set<MemoEventType>([
-  'MemoChunked',
-  'MemoSummarized',
-  'MemoTagged',
-  'MemoProcessingFailed',
-  'MemoArchived',
-  'MemoUnarchived',
-]);

@@ -6,6 +6,7 @@ export {
   ObjectBuckets,
   Consumers,
   Headers,
+  MEMO_STATUS_EVENT_TYPES,
   QueueGroups,
   SERVICE_NAMES,
   Streams,
@@ -107,7 +108,7 @@ export type {
 export { INLINE_CONTENT_MAX_BYTES, contentBlobName } from './blobs';
 export type { BlobRef, ContentRef } from './blobs';
 
-export { EMPTY_CHUNKS, MEMO_EVENT_TYPES, MEMO_STATUS_EVENT_TYPES, packChunks, startsContentRevision, unpackChunks } from './events';
+export { EMPTY_CHUNKS, MEMO_EVENT_TYPES, packChunks, startsContentRevision, unpackChunks } from './events';
 export type {
   ChunkLayout,
   ChunkRecord,

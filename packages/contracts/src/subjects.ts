@@ -2,9 +2,24 @@
  * Every NATS name Memex uses: subjects, streams, durable consumers, KV buckets and headers.
  * Nothing outside this module spells one.
  */
-import { MEMO_STATUS_EVENT_TYPES, type MemoEventType } from './events';
+import type { MemoEventType } from './events';
 
 const ROOT = 'memex';
+
+/**
+ * Memo events no worker acts on, only the indexer's catalog: what processing found and changes of
+ * status. They go out one token deeper (`Subjects.memoStatusEvents`), outside the filter of the
+ * workers' consumers (`Subjects.memoWorkEventsAll`), so a text memo's three events reach the
+ * chunking indexer, the agent and the extractor once each instead of three times.
+ */
+export const MEMO_STATUS_EVENT_TYPES: ReadonlySet<MemoEventType> = new Set<MemoEventType>([
+  'MemoChunked',
+  'MemoSummarized',
+  'MemoTagged',
+  'MemoProcessingFailed',
+  'MemoArchived',
+  'MemoUnarchived',
+]);
 
 /** A NATS subject token must not contain `.`, `*`, `>` or whitespace. */
 export function isSubjectToken(value: string): boolean {
