@@ -6,7 +6,6 @@ export {
   ObjectBuckets,
   Consumers,
   Headers,
-  MEMO_STATUS_EVENT_TYPES,
   QueueGroups,
   SERVICE_NAMES,
   Streams,

@@ -2,24 +2,8 @@
  * Every NATS name Memex uses: subjects, streams, durable consumers, KV buckets and headers.
  * Nothing outside this module spells one.
  */
-import type { MemoEventType } from './events';
 
 const ROOT = 'memex';
-
-/**
- * Memo events no worker acts on, only the indexer's catalog: what processing found and changes of
- * status. They go out one token deeper (`Subjects.memoStatusEvents`), outside the filter of the
- * workers' consumers (`Subjects.memoWorkEventsAll`), so a text memo's three events reach the
- * chunking indexer, the agent and the extractor once each instead of three times.
- */
-export const MEMO_STATUS_EVENT_TYPES: ReadonlySet<MemoEventType> = new Set<MemoEventType>([
-  'MemoChunked',
-  'MemoSummarized',
-  'MemoTagged',
-  'MemoProcessingFailed',
-  'MemoArchived',
-  'MemoUnarchived',
-]);
 
 /** A NATS subject token must not contain `.`, `*`, `>` or whitespace. */
 export function isSubjectToken(value: string): boolean {
@@ -64,31 +48,16 @@ export const Subjects = {
   /** The command name a memo command subject carries (its last token). */
   memoCommandName: (subject: string) => subject.slice(`${ROOT}.cmd.memo.`.length) as MemoCommandName,
 
-  /** Every memo event: the stream's subjects, and the filter of the indexer's catalog. */
   memoEventsAll: `${ROOT}.evt.memo.>`,
-  /**
-   * Every memo event but status events: the filter of the workers' consumers (chunking, agent,
-   * extractor). It also matches every event published before status events had their own subject,
-   * so a consumer narrowed to it during an upgrade still receives the events in flight.
-   */
-  memoWorkEventsAll: `${ROOT}.evt.memo.*.*`,
-  /** A memo's events but its status events; DELETE purges it down to the tombstone. */
+  /** One subject per memo; DELETE purges it down to the tombstone. */
   memoEvents: (projectId: string, memoId: string) =>
     `${ROOT}.evt.memo.${token(projectId, 'project id')}.${token(memoId, 'memo id')}`,
-  /** A memo's status events (`MEMO_STATUS_EVENT_TYPES`). */
-  memoStatusEvents: (projectId: string, memoId: string): string => `${Subjects.memoEvents(projectId, memoId)}.status`,
-  /** The subject a memo event of `type` is published on. */
-  memoEventSubject: (projectId: string, memoId: string, type: MemoEventType): string =>
-    MEMO_STATUS_EVENT_TYPES.has(type) ? Subjects.memoStatusEvents(projectId, memoId) : Subjects.memoEvents(projectId, memoId),
 
   deadLettersAll: `${ROOT}.dlq.>`,
   /** A dead letter keeps its original subject as a suffix, so erasing a memo can purge its copies too. */
   deadLetter: (consumer: ConsumerName, originalSubject: string) => `${ROOT}.dlq.${token(consumer, 'consumer')}.${originalSubject}`,
-  /** The filters that find every dead letter of a memo (copies of its events and of its status events). */
-  deadLettersOfMemo: (projectId: string, memoId: string): readonly string[] => {
-    const events = `${ROOT}.dlq.*.${Subjects.memoEvents(projectId, memoId)}`;
-    return [events, `${events}.>`];
-  },
+  deadLettersOfMemo: (projectId: string, memoId: string) =>
+    `${ROOT}.dlq.*.${ROOT}.evt.memo.${token(projectId, 'project id')}.${token(memoId, 'memo id')}`,
 
   /** Core NATS request/reply, served in queue groups named after the service. */
   query: {

@@ -13,7 +13,7 @@ export { fromNatsError, transientNatsError } from './nats/errors';
 export { HEADER_ALLOWANCE_BYTES, fitsPayload, payloadBudget } from './nats/payload';
 export { publishToStream } from './nats/streamPublish';
 export type { PubAck, StreamPublishOptions } from './nats/streamPublish';
-export { CONSUMER_POLICY, consumerPolicy, ensureTopology, memoEventFilter } from './nats/topology';
+export { CONSUMER_POLICY, consumerPolicy, ensureTopology } from './nats/topology';
 export type { ConsumerPolicy, RetryOverrides, TopologyOptions } from './nats/topology';
 export { waitForConsumer } from './nats/consistency';
 export { backoffMs, runConsumer } from './nats/consumer';

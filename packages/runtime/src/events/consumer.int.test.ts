@@ -94,15 +94,6 @@ describe.skipIf(!natsServerAvailable())('consumeMemoEvents in batches', () => {
     }
   });
 
-  it('refuses a worker that names status events: its consumer never receives them', () => {
-    const options = { js, logger: silentLogger(), keyring, handle: async () => undefined };
-    expect(() => consumeMemoEvents({ ...options, consumer: Consumers.agent, types: ['MemoCreated', 'MemoSummarized'] })).toThrow(
-      /agent never receives status events \(MemoSummarized\)/,
-    );
-    // No types: every type, status events included.
-    expect(() => consumeMemoEvents({ ...options, consumer: Consumers.indexer })).toThrow(/indexer never receives status events/);
-  });
-
   it('acks an ignored type by its header without parsing the body', async () => {
     const projectId = randomUUID();
     // A body no parser reads: had the consumer parsed it, it would log it as unreadable.

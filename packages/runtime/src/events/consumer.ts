@@ -1,10 +1,10 @@
 import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
-import { Consumers, Headers, MEMO_STATUS_EVENT_TYPES, Streams, Subjects, type ConsumerName, type MemoEventMessage, type MemoEventType, type SealedEventBody } from '@memex/contracts';
+import { Headers, Streams, type ConsumerName, type MemoEventMessage, type MemoEventType, type SealedEventBody } from '@memex/contracts';
 import { KeyErasedError, type Keyring } from '../keyring/keyring';
 import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/registry';
 import { runConsumer, type ConsumerRunner, type Disposition } from '../nats/consumer';
-import { memoEventFilter, type RetryOverrides } from '../nats/topology';
+import type { RetryOverrides } from '../nats/topology';
 import { decodeMemoEvent } from './codec';
 
 export interface EventContext {
@@ -37,8 +37,7 @@ export interface ConsumeMemoEventsOptions {
   lingerMs?: number;
   /**
    * The event types this consumer acts on: any other is acknowledged unopened (no key read, no
-   * decryption). Default: every type. A worker's consumer never receives status events
-   * (`memoEventFilter`): naming one is an error.
+   * decryption). Default: every type.
    */
   types?: readonly MemoEventType[];
   /** The message failed every delivery and went to the dead-letter stream. */
@@ -106,10 +105,6 @@ type Opened = { kind: 'event'; event: MemoEventMessage; context: EventContext } 
 export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<ConsumerRunner> {
   const { js, consumer, logger, concurrency = 8, onDeadLetter, metrics, retry, keyring, batchSize, lingerMs } = options;
   const wanted = options.types ? new Set<string>(options.types) : undefined;
-  if (memoEventFilter(consumer) === Subjects.memoWorkEventsAll) {
-    const unreachable = (options.types ?? [...MEMO_STATUS_EVENT_TYPES]).filter((type) => MEMO_STATUS_EVENT_TYPES.has(type));
-    if (unreachable.length > 0) throw new Error(`consumer ${consumer} never receives status events (${unreachable.join(', ')}): only ${Consumers.indexerCatalog} does`);
-  }
   const handleBatch = options.handleBatch;
   const handle =
     options.handle ??

@@ -42,36 +42,6 @@ describe.skipIf(!natsServerAvailable())('ensureTopology: the memo event stream',
     await eventually(async () => (await messages()) === 0, 5_000);
   });
 
-  it('gives status events to the catalog alone, every other event to every consumer', async () => {
-    await ensureTopology(jsm);
-    for (const consumer of EVENT_CONSUMERS) {
-      const { filter_subject } = (await jsm.consumers.info(Streams.memoEvents, consumer)).config;
-      expect(filter_subject).toBe(consumer === Consumers.indexerCatalog ? Subjects.memoEventsAll : Subjects.memoWorkEventsAll);
-    }
-    await jetstream(nc).publish(Subjects.memoEventSubject('p1', 'm1', 'MemoCreated'), 'created');
-    await jetstream(nc).publish(Subjects.memoEventSubject('p1', 'm1', 'MemoChunked'), 'chunked');
-    await jetstream(nc).publish(Subjects.memoEventSubject('p1', 'm1', 'MemoSummarized'), 'summarized');
-    for (const consumer of EVENT_CONSUMERS) {
-      const { num_pending } = await jsm.consumers.info(Streams.memoEvents, consumer);
-      expect([consumer, num_pending]).toEqual([consumer, consumer === Consumers.indexerCatalog ? 3 : 1]);
-    }
-    for (const consumer of EVENT_CONSUMERS) await ackAll(consumer);
-    // A status event goes once the catalog has it: no worker holds it back.
-    await eventually(async () => (await messages()) === 0, 5_000);
-  });
-
-  it('narrows a worker\'s consumer an older version made, which still gets the events in flight', async () => {
-    await jsm.streams.add({ name: Streams.memoEvents, subjects: [Subjects.memoEventsAll], retention: RetentionPolicy.Interest });
-    await jsm.consumers.add(Streams.memoEvents, { durable_name: Consumers.agent, ack_policy: AckPolicy.Explicit, filter_subject: Subjects.memoEventsAll });
-    // Published by an older memo service: every event, status ones too, on the memo's subject.
-    await jetstream(nc).publish(Subjects.memoEvents('p1', 'm1'), 'created');
-    await jetstream(nc).publish(Subjects.memoEvents('p1', 'm1'), 'chunked');
-    await ensureTopology(jsm);
-    const agent = await jsm.consumers.info(Streams.memoEvents, Consumers.agent);
-    expect(agent.config.filter_subject).toBe(Subjects.memoWorkEventsAll);
-    expect(agent.num_pending).toBe(2);
-  });
-
   it('brings a stream an older version made (limits retention, messages kept) up to date, or says why not', async () => {
     await jsm.streams.add({ name: Streams.memoEvents, subjects: [Subjects.memoEventsAll], retention: RetentionPolicy.Limits });
     await jsm.consumers.add(Streams.memoEvents, { durable_name: Consumers.indexer, ack_policy: AckPolicy.Explicit, filter_subject: Subjects.memoEventsAll });

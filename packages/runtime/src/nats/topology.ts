@@ -95,16 +95,6 @@ function streamConfigs(replicas: number): (Partial<StreamConfig> & { name: strin
   ];
 }
 
-const EVENT_CONSUMER_NAMES = [Consumers.indexer, Consumers.indexerCatalog, Consumers.agent, Consumers.extractor] as const;
-
-/**
- * The memo events a durable consumer receives: the indexer's catalog every one, the workers all but
- * status events (`MEMO_STATUS_EVENT_TYPES`), which none of them acts on.
- */
-export function memoEventFilter(consumer: ConsumerName): string {
-  return consumer === Consumers.indexerCatalog ? Subjects.memoEventsAll : Subjects.memoWorkEventsAll;
-}
-
 function consumerConfigs(retry: RetryOverrides): { stream: string; config: Partial<ConsumerConfig> }[] {
   const pull = (name: ConsumerName, stream: string, filter: string): { stream: string; config: Partial<ConsumerConfig> } => {
     const policy = consumerPolicy(name, retry);
@@ -123,7 +113,10 @@ function consumerConfigs(retry: RetryOverrides): { stream: string; config: Parti
   };
   return [
     pull(Consumers.memoCommands, Streams.memoCommands, Subjects.memoCommandsAll),
-    ...EVENT_CONSUMER_NAMES.map((name) => pull(name, Streams.memoEvents, memoEventFilter(name))),
+    pull(Consumers.indexer, Streams.memoEvents, Subjects.memoEventsAll),
+    pull(Consumers.indexerCatalog, Streams.memoEvents, Subjects.memoEventsAll),
+    pull(Consumers.agent, Streams.memoEvents, Subjects.memoEventsAll),
+    pull(Consumers.extractor, Streams.memoEvents, Subjects.memoEventsAll),
   ];
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SealedEventBody } from '@memex/contracts';
+import { Subjects, type SealedEventBody } from '@memex/contracts';
 import { Keyring, connectNats } from '@memex/runtime';
 import { startNatsServer, type NatsServerHandle } from '@memex/testing';
 import { decide, initialState, type MemoState } from '../memo/decider';
@@ -60,7 +60,7 @@ describe('sealed event store: the attribute snapshot', () => {
       },
       { type: 'RecordSummary' as const, projectId, revision: 1, summary: 'About fog horns.', tags: ['fog', 'sound'], now },
     ]) {
-      const made = toNewEvents(decide(command, state), state, { commandId: randomUUID(), memo: { projectId, memoId } }, now);
+      const made = toNewEvents(decide(command, state), state, { commandId: randomUUID(), subject: Subjects.memoEvents(projectId, memoId) }, now);
       events.push(...made.events);
       state = made.next;
     }

@@ -1,5 +1,5 @@
 import { compressText, decompressText, groupCommit, openSqlite, uuidFromBytes, uuidToBytes, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
-import { isSubjectToken, Subjects, type MemoEventType } from '@memex/contracts';
+import { isSubjectToken, Subjects } from '@memex/contracts';
 import { VersionConflictError, type AppendResult, type EventMeta, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent } from './port';
 
 interface EventRow {
@@ -32,13 +32,13 @@ CREATE INDEX IF NOT EXISTS events_outbox ON events (position) WHERE published = 
 `;
 
 /**
- * The bus subject of a memo event, named by its type and the ids its data carries in clear (sealed
- * events too); a row whose subject is that one stores '' instead: 88 bytes a row that say nothing new.
+ * The bus subject of a memo event, named by the ids its data carries in clear (sealed events too);
+ * a row whose subject is that one stores '' instead: 88 bytes a row that say nothing new.
  */
-function derivedSubject(type: string, data: unknown): string | undefined {
+function derivedSubject(data: unknown): string | undefined {
   const { memoId, projectId } = (data ?? {}) as { memoId?: unknown; projectId?: unknown };
   if (typeof memoId !== 'string' || typeof projectId !== 'string' || !isSubjectToken(memoId) || !isSubjectToken(projectId)) return undefined;
-  return Subjects.memoEventSubject(projectId, memoId, type as MemoEventType);
+  return Subjects.memoEvents(projectId, memoId);
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -153,7 +153,7 @@ const bothStreamForms = (name: string): [string | Buffer, string] => [packStream
 
 function toStored(row: EventRow): StoredEvent {
   const data = unpackData(row.data);
-  const subject = row.subject === '' ? derivedSubject(row.type, data) : row.subject;
+  const subject = row.subject === '' ? derivedSubject(data) : row.subject;
   if (subject === undefined) throw new Error(`event ${row.id}: its subject is derived, but its data names no memo`);
   return {
     position: row.position,
@@ -252,7 +252,7 @@ export class SqliteEventStore implements EventStore {
             data: compact ? packData(e.data) : JSON.stringify(e.data),
             meta: compact ? packMeta({ ...e.meta, subject: undefined }) : JSON.stringify(e.meta),
             occurred_at: e.occurredAt,
-            subject: e.meta.subject === undefined ? null : compact && e.meta.subject === derivedSubject(e.type, e.data) ? '' : e.meta.subject,
+            subject: e.meta.subject === undefined ? null : compact && e.meta.subject === derivedSubject(e.data) ? '' : e.meta.subject,
           });
           stored.push({ ...e, streamName, version, position: Number(info.lastInsertRowid) });
         }

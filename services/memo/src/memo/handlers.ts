@@ -66,7 +66,7 @@ const MAX_ATTEMPTS = 20;
 export function toNewEvents(
   decided: readonly MemoEvent[],
   state: MemoState,
-  meta: { commandId: string; requestId?: string | undefined; memo: { projectId: string; memoId: string } },
+  meta: { commandId: string; requestId?: string | undefined; subject: string },
   now: string,
 ): { events: NewEvent[]; next: MemoState } {
   let next = state;
@@ -80,7 +80,7 @@ export function toNewEvents(
       meta: {
         commandId: meta.commandId,
         ...(meta.requestId ? { requestId: meta.requestId } : {}),
-        subject: Subjects.memoEventSubject(meta.memo.projectId, meta.memo.memoId, event.type),
+        subject: meta.subject,
         memo: toAttributes(next),
       },
     };
@@ -128,6 +128,7 @@ export class MemoCommandService {
     { erase = false }: { erase?: boolean } = {},
   ): Promise<Executed> {
     const stream = memoStream(projectId, memoId);
+    const subject = Subjects.memoEvents(projectId, memoId);
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const { state, version, events: stored } = await this.load(projectId, memoId);
       // A redelivered command that already ran: answer as the first run did.
@@ -136,7 +137,7 @@ export class MemoCommandService {
       const decided = decide(command(now), state);
       if (decided.length === 0) return { before: state, state, applied: false };
 
-      const { events, next } = toNewEvents(decided, state, { ...context, memo: { projectId, memoId } }, now);
+      const { events, next } = toNewEvents(decided, state, { ...context, subject }, now);
       try {
         const appended = erase
           ? await this.deps.store.eraseStream(stream, onlyOne(events), { expectedVersion: version })

@@ -96,8 +96,7 @@ export class OutboxPublisher {
       if (event.type === 'MemoDeleted') {
         const { projectId, memoId } = event.data as { projectId: string; memoId: string };
         await jsm.streams.purge(Streams.memoEvents, { filter: subject, keep: 1 });
-        await jsm.streams.purge(Streams.memoEvents, { filter: Subjects.memoStatusEvents(projectId, memoId) });
-        for (const filter of Subjects.deadLettersOfMemo(projectId, memoId)) await jsm.streams.purge(Streams.deadLetters, { filter });
+        await jsm.streams.purge(Streams.deadLetters, { filter: Subjects.deadLettersOfMemo(projectId, memoId) });
         await this.options.erased?.(projectId, memoId);
       }
     }
