@@ -1,0 +1,105 @@
+import { seededRandom } from '@memex/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scanTopK, useVectorScanKernel, vectorScanKernel, type VectorScan } from './index';
+
+function codes(random: () => number, n: number): Int8Array {
+  const out = new Int8Array(n);
+  for (let i = 0; i < n; i++) out[i] = Math.floor(random() * 256) - 128;
+  return out;
+}
+
+/** The same ranking computed plainly: every row scored, sorted by score, then slot. */
+function reference(s: VectorScan): number[] {
+  const scored: { slot: number; score: number }[] = [];
+  for (const slot of s.slots ?? Array.from({ length: s.total }, (_, i) => i)) {
+    let dot = 0;
+    let norm = 0;
+    for (let d = 0; d < s.dimension; d++) {
+      const x = s.codes[slot * s.dimension + d]!;
+      dot += s.query[d]! * x;
+      norm += x * x;
+    }
+    scored.push({ slot, score: s.cosine ? (norm > 0 ? dot / Math.sqrt(norm) : 0) : dot });
+  }
+  scored.sort((a, b) => b.score - a.score || a.slot - b.slot);
+  return scored.slice(0, s.k).map((e) => e.slot);
+}
+
+const CHOSEN = vectorScanKernel();
+
+describe.each(CHOSEN === 'plain' ? ['plain'] : [CHOSEN, 'plain'])('scanTopK with the %s kernel', (kernel) => {
+  beforeAll(() => {
+    expect(useVectorScanKernel(kernel as 'avx2' | 'plain')).toBe(kernel);
+  });
+  afterAll(() => {
+    useVectorScanKernel(CHOSEN as 'avx2' | 'plain');
+  });
+
+  it.each([1, 7, 15, 16, 17, 31, 100, 384])('ranks like a plain loop at %i dimensions, by inner product and by cosine', (dimension) => {
+    const random = seededRandom(dimension);
+    const total = 3_000;
+    const block = codes(random, total * dimension);
+    for (const cosine of [false, true]) {
+      for (let q = 0; q < 5; q++) {
+        const s: VectorScan = { codes: block, total, dimension, query: codes(random, dimension), k: 50, cosine };
+        expect(Array.from(scanTopK(s))).toEqual(reference(s));
+      }
+    }
+  });
+
+  it('ranks equal scores by slot, so duplicated rows come back in slot order', () => {
+    const dimension = 20;
+    const row = codes(seededRandom(3), dimension);
+    const total = 40;
+    const block = new Int8Array(total * dimension);
+    for (let slot = 0; slot < total; slot++) block.set(row, slot * dimension);
+    const slots = scanTopK({ codes: block, total, dimension, query: row, k: 10 });
+    expect(Array.from(slots)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  it('scans only the listed slots when given a list, and only the first total rows', () => {
+    const random = seededRandom(11);
+    const dimension = 100;
+    const block = codes(random, 1_000 * dimension);
+    const listed = Uint32Array.from({ length: 267 }, (_, i) => 3 * i);
+    const s: VectorScan = { codes: block, total: 800, dimension, query: codes(random, dimension), k: 40, slots: listed.filter((slot) => slot < 800) };
+    const found = Array.from(scanTopK(s));
+    expect(found).toEqual(reference(s));
+    expect(found.every((slot) => slot % 3 === 0 && slot < 800)).toBe(true);
+    expect(scanTopK({ ...s, k: 1_000 })).toHaveLength(267);
+  });
+
+  it('returns every row when k exceeds them, and nothing for k = 0 or no rows', () => {
+    const random = seededRandom(5);
+    const block = codes(random, 30 * 8);
+    const query = codes(random, 8);
+    expect(scanTopK({ codes: block, total: 30, dimension: 8, query, k: 1_000 })).toHaveLength(30);
+    expect(scanTopK({ codes: block, total: 30, dimension: 8, query, k: 0 })).toHaveLength(0);
+    expect(scanTopK({ codes: block, total: 0, dimension: 8, query, k: 10 })).toHaveLength(0);
+  });
+
+  it('scores an all-zero row 0 by cosine rather than dividing by its zero norm', () => {
+    const dimension = 4;
+    const block = Int8Array.from([0, 0, 0, 0, 1, 1, 1, 1, -1, -1, -1, -1]);
+    const slots = scanTopK({ codes: block, total: 3, dimension, query: Int8Array.from([1, 1, 1, 1]), k: 3, cosine: true });
+    expect(Array.from(slots)).toEqual([1, 0, 2]);
+  });
+
+  it('refuses a kernel name it does not know', () => {
+    expect(() => useVectorScanKernel('avx9' as 'avx2')).toThrow(/no such kernel/);
+    expect(vectorScanKernel()).toBe(kernel);
+  });
+
+  it('refuses arguments that would read past the codes or the query, or break the ranking', () => {
+    const block = new Int8Array(10 * 4);
+    const query = new Int8Array(4);
+    expect(() => scanTopK({ codes: block, total: 11, dimension: 4, query, k: 1 })).toThrow(/codes must hold total \* dimension/);
+    expect(() => scanTopK({ codes: block, total: 10, dimension: 4, query: new Int8Array(3), k: 1 })).toThrow(/query must hold dimension/);
+    expect(() => scanTopK({ codes: block, total: 10, dimension: 4, query, k: 1, slots: Uint32Array.from([2, 10]) })).toThrow(/slots must ascend and be below total/);
+    expect(() => scanTopK({ codes: block, total: 10, dimension: 4, query, k: 1, slots: Uint32Array.from([3, 3]) })).toThrow(/slots must ascend/);
+    expect(() => scanTopK({ codes: block, total: 10, dimension: 4, query, k: 1, slots: Int32Array.from([1]) as unknown as Uint32Array })).toThrow(/slots must be a Uint32Array/);
+    expect(() => scanTopK({ codes: block, total: 10, dimension: 0, query, k: 1 })).toThrow(/dimension must be/);
+    expect(() => scanTopK({ codes: new Float32Array(40) as unknown as Int8Array, total: 10, dimension: 4, query, k: 1 })).toThrow(/codes must be an Int8Array/);
+    expect(() => scanTopK({ codes: block, total: 10, dimension: 4, query, k: -1 })).toThrow(/k must be/);
+  });
+});
