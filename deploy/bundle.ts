@@ -14,6 +14,7 @@
 import { cpSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { build, stop, type BuildOptions, type Plugin } from 'esbuild';
+import { VECTOR_SCAN_ADDON } from '@memex/vector-scan';
 import { BUNDLES, REPO_ROOT } from './services';
 
 const CONSOLE_ASSETS = join(REPO_ROOT, 'packages', 'console', 'dist');
@@ -25,6 +26,21 @@ const CONSOLE_ASSETS = join(REPO_ROOT, 'packages', 'console', 'dist');
 function copyConsoleAssets(outDir: string): void {
   if (!existsSync(join(CONSOLE_ASSETS, 'index.html'))) throw new Error('the console is not built: run pnpm --filter @memex/console build');
   cpSync(CONSOLE_ASSETS, join(outDir, 'console'), { recursive: true });
+}
+
+/** The indexer's dense scan addon as `pnpm install` builds it (packages/vector-scan). */
+const VECTOR_SCAN_BUILT = join(REPO_ROOT, 'packages', 'vector-scan', 'build', 'Release', VECTOR_SCAN_ADDON);
+
+/**
+ * A bundle holds @memex/vector-scan's code but not its compiled addon, which it looks for beside
+ * itself: copied there (under a temporary name, then renamed, so a process running the old one
+ * keeps its file intact).
+ */
+function copyVectorScanAddon(outDir: string): void {
+  if (!existsSync(VECTOR_SCAN_BUILT)) throw new Error(`the vector scan addon is not built (${VECTOR_SCAN_BUILT}): run pnpm install`);
+  const temporary = join(outDir, `.${VECTOR_SCAN_ADDON}-${process.pid}`);
+  cpSync(VECTOR_SCAN_BUILT, temporary);
+  renameSync(temporary, join(outDir, VECTOR_SCAN_ADDON));
 }
 
 /** Leaves every bare import that is not a workspace package to node_modules. */
@@ -66,6 +82,7 @@ export async function bundle(names: readonly string[] = []): Promise<{ name: str
       banner: { js: '// Built by deploy/bundle.ts from the Memex sources; do not edit.' },
     });
     if (name === 'gateway') copyConsoleAssets(outDir);
+    copyVectorScanAddon(outDir);
     results.push({ name, file, bytes: statSync(file).size, ms: Math.round(performance.now() - started) });
   }
   return results;
@@ -119,6 +136,7 @@ export async function bundleInPlace(outDir: string, entries: readonly { name: st
     ),
   );
   if (entries.some((e) => e.name === 'gateway')) copyConsoleAssets(outDir);
+  copyVectorScanAddon(outDir);
   // esbuild keeps a service process (~70 MB) for further builds; a start script builds once.
   await stop();
   return entries.map(({ name }) => join(outDir, `${name}.mjs`));

@@ -8,7 +8,7 @@
 # node_modules holding only the third-party packages those need at run time, installed offline
 # from the pnpm store and hoisted to <out dir>/node_modules, where the bundles resolve them. No
 # TypeScript and no sources go in. The native better-sqlite3 addon is copied from the workspace,
-# where it was compiled once for all images, and the bulkiest files no Linux server reads are
+# where it was compiled once for all images (as is the dense scan's, which pnpm build puts in dist), and the bulkiest files no Linux server reads are
 # dropped. Runs in the `memex-build` stage; also runnable on a developer machine after
 # `pnpm install && pnpm build` to inspect or test a tree.
 set -eu
@@ -59,6 +59,12 @@ for name in "$@"; do
   # The extractor forks its sandboxed child from the bundle beside it.
   if [ "$name" = extractor ]; then cp "$src/dist/extractor-child.mjs" dist/; fi
 done
+# The indexer's dense scan addon, compiled in the workspace, beside the bundles that load it.
+case " $* " in
+  *" indexer "* | *" all-in-one "*)
+    [ -f "$src/dist/vector_scan.node" ] || { echo "prune.sh: dist/vector_scan.node is missing: run pnpm build first" >&2; exit 1; }
+    cp "$src/dist/vector_scan.node" dist/ ;;
+esac
 
 # better-sqlite3: the addon compiled in the workspace, nothing else of its build.
 for dir in node_modules/.pnpm/better-sqlite3@*/node_modules/better-sqlite3; do

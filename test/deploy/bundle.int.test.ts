@@ -1,7 +1,7 @@
 /**
  * The compiled bundles: what the images run (`pnpm build`, dist/<name>.mjs) and what `pnpm start`
  * runs in place (bundleInPlace). Both must carry what the sources find beside themselves (the
- * console's assets), and the in-place bundles must resolve every third-party import from here.
+ * console's assets, the dense scan's native addon), and the in-place bundles must resolve every third-party import from here.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { consoleDir } from '@memex/console';
+import { VECTOR_SCAN_ADDON } from '@memex/vector-scan';
 import { tempDir } from '@memex/testing';
 import { DEFAULT_EXTRACT_LIMITS } from '../../services/extractor/src/extract/errors';
 import type { SandboxPool as SandboxPoolType } from '../../services/extractor/src/sandbox/sandbox';
@@ -25,6 +26,7 @@ describe('compiled bundles', () => {
     await bundle(['gateway']);
     const dist = join(REPO_ROOT, 'dist');
     expect(existsSync(join(dist, 'console', 'index.html'))).toBe(true);
+    expect(existsSync(join(dist, VECTOR_SCAN_ADDON))).toBe(true);
     expect(consoleDir(dist, {})).toBe(join(dist, 'console'));
     // In the sources the package's own build is used; an operator can point elsewhere.
     expect(consoleDir(join(REPO_ROOT, 'packages', 'console'), {})).toBe(join(REPO_ROOT, 'packages', 'console', 'dist'));
@@ -111,7 +113,7 @@ describe('compiled bundles', () => {
     }
   }, 120_000);
 
-  it("compiled in place (pnpm start's bundles live in a temporary directory), the indexer's scan thread finds usearch and answers", async () => {
+  it("compiled in place (pnpm start's bundles live in a temporary directory), the indexer's scan thread finds the scan's addon beside the bundle and answers", async () => {
     const dir = tempDir('memex-bundle-');
     try {
       const [file] = await bundleInPlace(dir.path, [{ name: 'scan-probe', entry: 'test/deploy/fixtures/scanThreadProbe.ts' }]);

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '@memex/runtime';
+import { vectorScanKernel } from '@memex/vector-scan';
 import type { IndexerConfig } from './config';
 import { EmbeddedSearchIndex } from './searchIndex/embedded';
 import type { SearchIndex } from './searchIndex/port';
@@ -25,6 +26,9 @@ export async function openSearchIndex(config: IndexerConfig, logger?: Logger): P
       bm25AvgDocLength: config.QDRANT_BM25_AVG_DOC_LENGTH,
     });
   }
+  // Loads the dense scan's native addon now: one missing from a build fails the start, not the first large search.
+  const kernel = vectorScanKernel();
+  logger?.info({ kernel }, 'dense scan addon loaded');
   return new EmbeddedSearchIndex(join(config.MEMEX_DATA_DIR, 'indexer', 'index.db'), {
     compact: config.MEMEX_SEAL_DEFLATE,
     vectorCacheBytes: config.INDEXER_VECTOR_CACHE_MB * 1024 * 1024,

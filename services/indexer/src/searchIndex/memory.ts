@@ -3,8 +3,8 @@
  * with a scale per vector), an HNSW graph per large project, and an inverted index per project.
  *
  * - Dense: candidates come from the project's HNSW graph (usearch, int8) when the project is large
- *   and the filters keep most of it, else from an exact scan of the int8 vectors (usearch's SIMD
- *   exactSearch over the model's vectors, or a JS loop over just the findable ones when few); the best
+ *   and the filters keep most of it, else from an exact scan of the int8 vectors (the native SIMD
+ *   scan of @memex/vector-scan over the findable ones, or a JS loop over them when few); the best
  *   of them by the full-precision query against int8 are rescored with their full-precision vectors,
  *   read from disk (SQLite) through `fullVectors` for just those few (the most recently read kept in
  *   memory up to a byte budget), so scores are exact cosines.
@@ -15,6 +15,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import usearch from 'usearch';
+import { scanTopK } from '@memex/vector-scan';
 import { matchesFilters, type Filter, type FilterableMemo, type MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, idf, type EncodedDocument, type SparseVector } from '@memex/text';
 import type { CatalogEntry, ChunkCandidate } from './port';
@@ -22,7 +23,7 @@ import { halfTable } from './float16';
 import type { ExactScan, ScanRequest, ScanThread } from './scanThread';
 import { TopK } from './topK';
 
-const { Index, MetricKind, ScalarKind, exactSearch } = usearch;
+const { Index, MetricKind, ScalarKind } = usearch;
 export type AnnIndex = InstanceType<typeof Index>;
 
 /** An empty HNSW graph as the index builds them (int8 vectors, cosine), to build or to load into. */
@@ -117,7 +118,7 @@ export interface DenseSearchOptions {
   graphCandidates: number;
   /** Candidates beyond `limit` rescored with full-precision vectors. */
   rescoreMargin: number;
-  /** Without a graph, from this many findable chunks the dense scan is usearch's SIMD one, not a JS loop. */
+  /** Without a graph, from this many findable chunks the dense scan is the native SIMD one, not a JS loop. */
   simdScanMinChunks: number;
 }
 
@@ -351,8 +352,6 @@ function codesShareNorm(dimension: number): boolean {
   return CODE_SPREAD * Math.sqrt(dimension) >= 127;
 }
 
-/** The SIMD scan reads every slot of the model: used when the findable ones are at least this share. */
-const SIMD_SCAN_MIN_SHARE = 0.125;
 /** Candidates the SIMD scan passes on at least (before the float query's estimates pick the best). */
 const SIMD_SCAN_MIN_CANDIDATES = 256;
 
@@ -365,22 +364,16 @@ export const SCAN_THREAD_MIN_SLOTS = 32_768;
 
 /** What a dense search looks at: its findable slots (as a list and a mask), how many it ranks, where candidates come from. */
 interface DensePlan {
-  slots: Int32Array;
+  slots: Uint32Array;
   mask: Uint8Array;
   depth: number;
   graph?: number[];
-  scan?: ScanPlan;
+  scan?: ExactScan;
 }
 
-/** An exact scan to make, here or on the scan thread, and how many findable slots it must yield for its result to stand. */
-interface ScanPlan extends ExactScan {
-  enough: number;
-}
-
-/** The scan in this thread. (A view from offset 0: usearch reads typed arrays from the start of their buffer.) */
-function exactSearchKeys(codes: Int8Array, scan: ExactScan): BigUint64Array {
-  const { keys } = exactSearch(codes.subarray(0, scan.total * scan.dimension), scan.query, scan.dimension, scan.wanted, MetricKind[scan.metric], 1);
-  return keys;
+/** The scan in this thread. */
+function scanHere(codes: Int8Array, scan: ExactScan): Uint32Array {
+  return scanTopK({ codes, total: scan.total, dimension: scan.dimension, query: scan.query, k: scan.wanted, cosine: scan.metric === 'Cos', slots: scan.slots });
 }
 
 /** Nodes a graph takes one at a time before parallel insertion starts. */
@@ -420,7 +413,7 @@ export class ModelMemory {
   private deadCount = 0;
   /** Bumped on every change, so cached slot sets know when they are stale. */
   private mutations = 0;
-  private readonly slotSets = new WeakMap<Map<string, number>, { mutations: number; slots: Int32Array; mask: Uint8Array }>();
+  private readonly slotSets = new WeakMap<Map<string, number>, { mutations: number; slots: Uint32Array; mask: Uint8Array }>();
   private readonly dense: DenseSearchOptions;
   private readonly fullVectors: ModelMemoryOptions['fullVectors'];
   /** Full-precision vectors read for rescoring, by chunk id (see vectorCacheBytes); gone when their chunk is. */
@@ -885,7 +878,7 @@ export class ModelMemory {
    * list for scans and a mask for postings. Cached per eligible set until this model changes, so
    * repeated queries with the same filters pay for it once.
    */
-  private findable(eligible: Map<string, number>): { slots: Int32Array; mask: Uint8Array } {
+  private findable(eligible: Map<string, number>): { slots: Uint32Array; mask: Uint8Array } {
     const cached = this.slotSets.get(eligible);
     if (cached && cached.mutations === this.mutations) return cached;
     const list: number[] = [];
@@ -893,7 +886,7 @@ export class ModelMemory {
       for (const slot of this.byMemo.get(memoId) ?? []) if (this.slots[slot]?.revision === revision) list.push(slot);
     }
     list.sort((a, b) => a - b);
-    const slots = Int32Array.from(list);
+    const slots = Uint32Array.from(list);
     const mask = new Uint8Array(this.slots.length);
     for (const slot of slots) mask[slot] = 1;
     const entry = { mutations: this.mutations, slots, mask };
@@ -959,7 +952,7 @@ export class ModelMemory {
     if (!plan) return [];
     if (!plan.scan || !thread?.usable || plan.scan.total < SCAN_THREAD_MIN_SLOTS) return this.rankDense(query, plan, this.candidatesHere(plan), limit, exactTop, catalog);
     const layout = this.layout;
-    let keys: BigUint64Array | undefined;
+    let keys: Uint32Array | undefined;
     try {
       keys = await thread.scan(this.mirrorRequest(thread, plan.scan));
     } catch {
@@ -989,7 +982,7 @@ export class ModelMemory {
 
   /** A plan's candidates found in this thread: the graph's, the scan's, or (undefined) every findable slot. */
   private candidatesHere(plan: DensePlan): number[] | undefined {
-    return plan.graph ?? (plan.scan && this.scanFound(exactSearchKeys(this.codes, plan.scan), plan.scan, plan.mask));
+    return plan.graph ?? (plan.scan && this.scanFound(scanHere(this.codes, plan.scan), plan.scan, plan.mask));
   }
 
   /**
@@ -1022,9 +1015,9 @@ export class ModelMemory {
    * The scan thread's request for a scan: the codes its mirror lacks go with it (every code when
    * the mirror is new or the slots were compacted since; else those of slots added since).
    */
-  private mirrorRequest(thread: ScanThread, scan: ScanPlan): ScanRequest {
+  private mirrorRequest(thread: ScanThread, scan: ExactScan): ScanRequest {
     const dim = this.dimension;
-    const request: ScanRequest = { dimension: dim, total: scan.total, query: scan.query, wanted: scan.wanted, metric: scan.metric, mirror: 0 };
+    const request: ScanRequest = { dimension: dim, total: scan.total, query: scan.query, wanted: scan.wanted, metric: scan.metric, mirror: 0, ...(scan.slots ? { slots: scan.slots } : {}) };
     if (!this.mirror || this.mirror.layout !== this.layout) {
       this.mirror = { id: this.mirror?.id ?? thread.newMirror(), slots: scan.total, layout: this.layout };
       request.reset = this.codes.slice(0, scan.total * dim);
@@ -1074,41 +1067,35 @@ export class ModelMemory {
   }
 
   /**
-   * An exact SIMD scan for the findable slots nearest the query: usearch's exactSearch over every
-   * slot's int8 vector (the query quantized too), about ten times a JS loop's speed. Where the stored
-   * codes share one norm (see quantizeStored) it ranks by their inner product, in the cosine's order
-   * for a third of its work (see scanFound for the few slots whose codes were shrunk); where many
-   * were shrunk (a model with outsized components), by the cosine itself. Undefined when the JS loop
-   * over just the findable slots is the cheaper way (few of them, or a small share of all slots: the
-   * scan cannot skip the others).
+   * An exact SIMD scan for the findable slots nearest the query: the native scan of
+   * @memex/vector-scan over the findable slots' int8 vectors (the query quantized too), at a cost in
+   * proportion to them, about ten times a JS loop's speed. Where the stored codes share one norm (see
+   * quantizeStored) it ranks by their inner product, in the cosine's order for a third of its work
+   * (see scanFound for the few slots whose codes were shrunk); where many were shrunk (a model with
+   * outsized components), by the cosine itself. Undefined when there are few findable slots: the JS
+   * loop over them costs as little.
    */
-  private scanPlan(query: Float32Array, slots: Int32Array, depth: number): ScanPlan | undefined {
+  private scanPlan(query: Float32Array, slots: Uint32Array, depth: number): ExactScan | undefined {
     const total = this.slots.length;
-    const share = slots.length / Math.max(1, total);
-    if (slots.length < this.dense.simdScanMinChunks || share < SIMD_SCAN_MIN_SHARE) return undefined;
+    if (slots.length < this.dense.simdScanMinChunks) return undefined;
     const codes = new Int8Array(this.dimension);
     quantize(query, codes, 0);
     // The int8 × int8 order differs a little from the float query's estimates: take twice the depth
     // (four times before codes shared one norm; bench/search.bench.ts at 100k: recall@10 0.9972 both,
     // Cranfield/Vaswani nDCG@10 unchanged, the estimates of half as many candidates spared).
-    const enough = Math.min(2 * depth, slots.length);
-    const wanted = Math.min(total, Math.ceil(Math.max(2 * depth, SIMD_SCAN_MIN_CANDIDATES) / share));
+    const wanted = Math.min(slots.length, Math.max(2 * depth, SIMD_SCAN_MIN_CANDIDATES));
     const byProduct = codesShareNorm(this.dimension) && this.shrunk.size <= total * MAX_SHRUNK_SHARE;
-    return { dimension: this.dimension, total, query: codes, wanted, metric: byProduct ? 'IP' : 'Cos', enough };
+    // (the list only where some slots are not findable: without one the scan reads every slot)
+    return { dimension: this.dimension, total, query: codes, wanted, metric: byProduct ? 'IP' : 'Cos', ...(slots.length < total ? { slots } : {}) };
   }
 
+
   /**
-   * The findable slots among a scan's keys, with (when it ranked by inner product) every findable
-   * slot whose codes were shrunk, which that order would put a little low; undefined when the scan's
-   * top held too few findable ones (the caller estimates every findable slot instead).
+   * A scan's slots (all findable: it scanned only those), with (when it ranked by inner product)
+   * every findable slot whose codes were shrunk, which that order would put a little low.
    */
-  private scanFound(keys: BigUint64Array, scan: ScanPlan, mask: Uint8Array): number[] | undefined {
-    const found: number[] = [];
-    for (let i = 0; i < keys.length; i++) {
-      const slot = Number(keys[i]!);
-      if (mask[slot] === 1) found.push(slot);
-    }
-    if (found.length < scan.enough) return undefined;
+  private scanFound(keys: Uint32Array, scan: ExactScan, mask: Uint8Array): number[] {
+    const found = Array.from(keys);
     if (scan.metric === 'IP' && this.shrunk.size > 0) {
       const taken = new Set(found);
       for (const slot of this.shrunk) if (mask[slot] === 1 && !taken.has(slot)) found.push(slot);

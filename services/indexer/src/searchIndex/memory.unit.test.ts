@@ -188,7 +188,8 @@ describe('ModelMemory dense search with an HNSW graph', () => {
   });
 
   it('scans with SIMD what a JS loop finds, beside another project, with filters and removals', () => {
-    // The same chunks twice: one memory scans with usearch's SIMD exactSearch, the other in a JS loop.
+    // The same chunks twice: one memory scans with the native SIMD scan (over just the findable slots
+    // once filters or removals leave some out), the other in a JS loop.
     const simd = build(1_000_000, 6000);
     const loop = build(1_000_000, 6000, { simdScanMinChunks: Number.POSITIVE_INFINITY });
     for (const { memory } of [simd, loop]) {

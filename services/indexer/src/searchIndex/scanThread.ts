@@ -1,23 +1,22 @@
 /**
  * The exact int8 scan of a large model on a second thread, so that a hybrid search's BM25 half runs
- * on the indexer's thread while its dense half scans (usearch's exactSearch, the same call the
- * in-thread scan makes).
+ * on the indexer's thread while its dense half scans (the native scan of @memex/vector-scan, the
+ * same call the in-thread scan makes).
  *
- * usearch reads only ordinary ArrayBuffers (a SharedArrayBuffer is refused by its binding), so the
- * thread keeps its own copy of each model's codes, a mirror: slots' codes never change once
+ * The thread keeps its own copy of each model's codes, a mirror: slots' codes never change once
  * written, so a scan request carries the codes written since the last one (`append`), or all of
  * them after a compaction renumbered the slots (`reset`). Requests are answered in order; a model's
  * mirror is dropped with it.
  *
  * The worker runs a few lines of CommonJS given as a string, not a file of its own: the services run
- * as one bundled file each (deploy/bundle.ts), and the worker needs only usearch.
+ * as one bundled file each (deploy/bundle.ts), and the worker needs only the scan's addon.
  */
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { vectorScanAddonPath } from '@memex/vector-scan';
 
 /**
- * An exact scan as usearch's exactSearch makes it, in either thread: the top `wanted` of a model's
- * first `total` slots for the quantized `query`, by inner product or cosine (a MetricKind name).
+ * An exact scan, in either thread: the top `wanted` of a model's first `total` slots (of `slots`
+ * alone, ascending, when given) for the quantized `query`, by inner product or cosine.
  */
 export interface ExactScan {
   dimension: number;
@@ -25,6 +24,8 @@ export interface ExactScan {
   query: Int8Array;
   wanted: number;
   metric: 'IP' | 'Cos';
+  /** Only these slots (the findable ones, ascending); every slot below `total` when absent. */
+  slots?: Uint32Array;
 }
 
 /** What one scan asks of the thread: the mirror's new codes, if any, then the scan over the mirror. */
@@ -36,11 +37,11 @@ export interface ScanRequest extends ExactScan {
   append?: { from: number; codes: Int8Array };
 }
 
-type WorkerReply = { id: number; keys: BigUint64Array } | { id: number; error: string };
+type WorkerReply = { id: number; keys: Uint32Array } | { id: number; error: string };
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { exactSearch, MetricKind } = require(workerData.usearch);
+const { scan } = require(workerData.addon);
 const mirrors = new Map();
 parentPort.on('message', (m) => {
   if (m.drop !== undefined) { mirrors.delete(m.drop); return; }
@@ -57,31 +58,13 @@ parentPort.on('message', (m) => {
       }
       mirror.codes.set(m.append.codes, m.append.from * m.dimension);
     }
-    const { keys } = exactSearch(mirror.codes.subarray(0, m.total * m.dimension), m.query, m.dimension, m.wanted, MetricKind[m.metric], 1);
-    parentPort.postMessage({ id: m.id, keys });
+    const keys = scan(mirror.codes, m.total, m.dimension, m.query, m.wanted, m.metric === 'Cos', m.slots);
+    parentPort.postMessage({ id: m.id, keys }, [keys.buffer]);
   } catch (error) {
     parentPort.postMessage({ id: m.id, error: String(error && error.message || error) });
   }
 });
 `;
-
-/**
- * usearch's CommonJS entry, for the worker to require: that of the copy this thread loaded, found by
- * its native addon in the module cache (a bundle `pnpm start` runs in place lives in a temporary
- * directory, where the name would not resolve), else the name resolved from this module.
- */
-function usearchFile(): string | { error: string } {
-  const require = createRequire(import.meta.url);
-  for (const file of Object.keys(require.cache)) {
-    const found = /^(.*[\\/]node_modules[\\/]usearch)[\\/].*\.node$/.exec(file);
-    if (found) return require.resolve(found[1]!);
-  }
-  try {
-    return require.resolve('usearch');
-  } catch (error) {
-    return { error: `usearch not found from ${import.meta.url}: ${(error as Error).message}` };
-  }
-}
 
 export class ScanThread {
   private worker: Worker | undefined;
@@ -89,7 +72,7 @@ export class ScanThread {
   private nextId = 0;
   private nextMirror = 0;
   private answered = 0;
-  private readonly pending = new Map<number, { resolve: (keys: BigUint64Array) => void; reject: (error: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (keys: Uint32Array) => void; reject: (error: Error) => void }>();
 
   /** `onFailure` hears once why the thread stopped serving; scans then run in the caller's thread. */
   constructor(private readonly onFailure?: (reason: string) => void) {}
@@ -115,10 +98,10 @@ export class ScanThread {
   }
 
   /**
-   * The slot numbers of the `wanted` best, as usearch's exactSearch returns them. The codes in
+   * The slot numbers of the `wanted` best, best first. The codes in
    * `reset`/`append` are moved to the thread (their buffers are detached here).
    */
-  scan(request: ScanRequest): Promise<BigUint64Array> {
+  scan(request: ScanRequest): Promise<Uint32Array> {
     const worker = this.start();
     if (!worker) return Promise.reject(new Error(`scan thread unavailable: ${this.failed}`));
     const id = this.nextId++;
@@ -141,12 +124,14 @@ export class ScanThread {
   private start(): Worker | undefined {
     if (this.failed !== undefined) return undefined;
     if (this.worker) return this.worker;
-    const file = usearchFile();
-    if (typeof file !== 'string') {
-      this.fail(file.error);
+    let addon: string;
+    try {
+      addon = vectorScanAddonPath();
+    } catch (error) {
+      this.fail((error as Error).message);
       return undefined;
     }
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { usearch: file } });
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { addon } });
     // An idle scan thread never keeps the process alive.
     worker.unref();
     worker.on('message', (reply: WorkerReply) => {
