@@ -27,6 +27,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Filter } from '@memex/contracts';
+import { scanTopK, vectorScanKernel } from '@memex/vector-scan';
 import { chunkId, silentLogger } from '@memex/runtime';
 import { seededRandom, tempDir } from '@memex/testing';
 import { encodeQuery, termFrequencies } from '@memex/text';
@@ -221,6 +222,14 @@ async function measureConcurrent(label: string, inFlight: number, run: (q: strin
   return [label, `p50 ${percentile(latencies, 50).toFixed(2)} ms   p99 ${percentile(latencies, 99).toFixed(2)} ms   ${qps.toFixed(0)} QPS`];
 }
 const queryVectors = await embedder.embed(queries, 'query');
+// Every chunk's vector and each query as int8 codes (each scaled by its largest component), for the scan rows.
+const toCodes = (v: Float32Array): Int8Array => {
+  const max = v.reduce((m, x) => Math.max(m, Math.abs(x)), 0) || 1;
+  return Int8Array.from(v, (x) => Math.round((x / max) * 127));
+};
+const allCodes = new Int8Array(allVectors.length);
+for (let i = 0; i < CHUNKS; i++) allCodes.set(toCodes(allVectors.subarray(i * embedder.dimension, (i + 1) * embedder.dimension)), i * embedder.dimension);
+const queryCodes = queryVectors.map(toCodes);
 const queryTerms = queries.map((q) => encodeQuery(q));
 const inside = index.modelMemory(MODEL)!;
 const eligibleAll = () => inside.catalog.eligible(projectId, []);
@@ -241,6 +250,8 @@ function denseRecall(): number {
 
 const selective: Filter[] = [{ field: 'team', operator: 'eq', value: 'team-7', filter_type: 'custom_metadata' }];
 const options = { lexicalWeight: 0.85, candidates: 100 };
+// What the dense half's scan asks for: twice the depth of its candidates (see ModelMemory scanPlan).
+const scanDepth = 2 * (options.candidates + dense.rescoreMargin);
 // The same file opened again with every dense scan in the searching thread (INDEXER_SCAN_THREAD=false).
 const inline = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'), { dense, vectorCacheBytes, scanThread: false });
 await inline.openModel(MODEL, embedder.dimension);
@@ -285,6 +296,14 @@ const rows: [string, string][] = [
   await measure('anchor: exact dense scan, plain JS loop', async (q) => bruteForce((await embedder.embed([q], 'query'))[0]!)),
   await measureOver('anchor: usearch exactSearch (SIMD), top 10', queryVectors, Math.min(QUERIES, 100), (v) =>
     exactSearch(allVectors, v.slice(), embedder.dimension, 10, MetricKind.IP),
+  ),
+  // The exact int8 scan the dense half makes (every code, the top twice the depth), by the index's
+  // addon and by usearch's exactSearch, which it replaced, on the same codes.
+  await measureOver(`int8 scan of ${CHUNKS} codes, top ${scanDepth}: usearch exactSearch (before)`, queryCodes, Math.min(QUERIES, 100), (c) =>
+    exactSearch(allCodes, c, embedder.dimension, scanDepth, MetricKind.IP, 1),
+  ),
+  await measureOver(`int8 scan of ${CHUNKS} codes, top ${scanDepth}: @memex/vector-scan (${vectorScanKernel()})`, queryCodes, Math.min(QUERIES, 100), (c) =>
+    scanTopK({ codes: allCodes, total: CHUNKS, dimension: embedder.dimension, query: c, k: scanDepth }),
   ),
   await measure('query embedding alone', (q) => embedder.embed([q], 'query')),
 ];
