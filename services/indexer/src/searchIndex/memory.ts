@@ -20,7 +20,7 @@ import { matchesFilters, type Filter, type FilterableMemo, type MemoAttributes }
 import { DEFAULT_BM25_OPTIONS, idf, type EncodedDocument, type SparseVector } from '@memex/text';
 import type { CatalogEntry, ChunkCandidate } from './port';
 import { halfTable } from './float16';
-import type { ExactScan, ScanRequest, ScanThread } from './scanThread';
+import type { ExactScan, ScanThread } from './scanThread';
 import { TopK } from './topK';
 
 const { Index, MetricKind, ScalarKind } = usearch;
@@ -383,8 +383,17 @@ const GRAPH_SLICE_MS = 10;
 /** Nodes per usearch call during a background build (a call cannot be interrupted). */
 const GRAPH_SLICE_NODES = 64;
 
+/**
+ * Int8 codes for `length` bytes on a SharedArrayBuffer: the scan thread reads them where they are
+ * (see scanThread.ts), never a copy.
+ */
+function sharedCodes(length: number): Int8Array {
+  return new Int8Array(new SharedArrayBuffer(length));
+}
+
 /** One model's chunks: int8 vectors in one growable array, postings and statistics per project. */
 export class ModelMemory {
+  /** Slots' int8 codes, written once each; grown or compacted into a new buffer, never rewritten in place. */
   private codes: Int8Array;
   /** Each slot's int8 scale and its length in terms (BM25's dl), beside the codes for tight loops. */
   private scales: Float32Array;
@@ -426,9 +435,8 @@ export class ModelMemory {
   private builds = 0;
   private buildWaiters: (() => void)[] = [];
   private disposed = false;
-  /** Where large scans run (see searchDenseAsync), and what its copy of the codes holds. */
+  /** Where large scans run (see searchDenseAsync). */
   private readonly scanThread: ScanThread | undefined;
-  private mirror: { id: number; slots: number; layout: number } | undefined;
   /** Vectors asked of `fullVectors` for rescoring so far (those the cache did not hold; benchmarks). */
   vectorsRead = 0;
   /** Bumped when slots are renumbered (compaction): scan results from before no longer apply. */
@@ -440,7 +448,7 @@ export class ModelMemory {
     initialCapacity = 1024,
     options: ModelMemoryOptions = {},
   ) {
-    this.codes = new Int8Array(initialCapacity * dimension);
+    this.codes = sharedCodes(initialCapacity * dimension);
     this.scales = new Float32Array(initialCapacity);
     this.lengths = new Float32Array(initialCapacity);
     this.graphKeys = new Int32Array(initialCapacity).fill(-1);
@@ -465,8 +473,6 @@ export class ModelMemory {
   dispose(): void {
     this.disposed = true;
     this.recentVectors?.clear();
-    if (this.mirror) this.scanThread?.drop(this.mirror.id);
-    this.mirror = undefined;
   }
 
   get live(): number {
@@ -740,7 +746,7 @@ export class ModelMemory {
   }
 
   private grow(capacity: number): void {
-    const codes = new Int8Array(capacity * this.dimension);
+    const codes = sharedCodes(capacity * this.dimension);
     codes.set(this.codes);
     this.codes = codes;
     const scales = new Float32Array(capacity);
@@ -811,7 +817,7 @@ export class ModelMemory {
     const dim = this.dimension;
     const remap = new Int32Array(this.slots.length).fill(-1);
     const capacity = Math.max(1024, this.liveCount * 2);
-    const codes = new Int8Array(capacity * dim);
+    const codes = sharedCodes(capacity * dim);
     const scales = new Float32Array(capacity);
     const lengths = new Float32Array(capacity);
     const termStarts = new Int32Array(capacity);
@@ -954,9 +960,9 @@ export class ModelMemory {
     const layout = this.layout;
     let keys: Uint32Array | undefined;
     try {
-      keys = await thread.scan(this.mirrorRequest(thread, plan.scan));
+      keys = await thread.scan({ ...plan.scan, codes: this.codes });
     } catch {
-      this.mirror = undefined; // (the thread's copy is in doubt: the next scan sends every code)
+      // (scanned here instead, below)
     }
     if (this.disposed) return [];
     // (renumbered slots make the plan's slots and mask stale: plan again)
@@ -1009,24 +1015,6 @@ export class ModelMemory {
       ranked = top.sorted();
     }
     return ranked.map(({ score, item }) => this.candidate(item, score, catalog));
-  }
-
-  /**
-   * The scan thread's request for a scan: the codes its mirror lacks go with it (every code when
-   * the mirror is new or the slots were compacted since; else those of slots added since).
-   */
-  private mirrorRequest(thread: ScanThread, scan: ExactScan): ScanRequest {
-    const dim = this.dimension;
-    const request: ScanRequest = { dimension: dim, total: scan.total, query: scan.query, wanted: scan.wanted, metric: scan.metric, mirror: 0, ...(scan.slots ? { slots: scan.slots } : {}) };
-    if (!this.mirror || this.mirror.layout !== this.layout) {
-      this.mirror = { id: this.mirror?.id ?? thread.newMirror(), slots: scan.total, layout: this.layout };
-      request.reset = this.codes.slice(0, scan.total * dim);
-    } else if (scan.total > this.mirror.slots) {
-      request.append = { from: this.mirror.slots, codes: this.codes.slice(this.mirror.slots * dim, scan.total * dim) };
-      this.mirror.slots = scan.total;
-    }
-    request.mirror = this.mirror.id;
-    return request;
   }
 
   /** Full-precision vectors by chunk id: those kept in memory, the others read (and kept). */

@@ -3,10 +3,12 @@
  * on the indexer's thread while its dense half scans (the native scan of @memex/vector-scan, the
  * same call the in-thread scan makes).
  *
- * The thread keeps its own copy of each model's codes, a mirror: slots' codes never change once
- * written, so a scan request carries the codes written since the last one (`append`), or all of
- * them after a compaction renumbered the slots (`reset`). Requests are answered in order; a model's
- * mirror is dropped with it.
+ * The thread reads the model's codes where the indexer's thread keeps them, on a SharedArrayBuffer
+ * (ModelMemory allocates them there): a request carries a view of them, never a copy. Slots' codes
+ * never change once written, and growing or compacting the codes allocates a new buffer, so a scan
+ * reads its first `total` slots unchanged whatever the indexer's thread writes meanwhile (a
+ * compaction renumbers slots, which the caller detects and then searches again). Requests are
+ * answered in order.
  *
  * The worker runs a few lines of CommonJS given as a string, not a file of its own: the services run
  * as one bundled file each (deploy/bundle.ts), and the worker needs only the scan's addon.
@@ -28,13 +30,9 @@ export interface ExactScan {
   slots?: Uint32Array;
 }
 
-/** What one scan asks of the thread: the mirror's new codes, if any, then the scan over the mirror. */
+/** What one scan asks of the thread: the scan, over the model's codes (shared, when on a SharedArrayBuffer; else copied). */
 export interface ScanRequest extends ExactScan {
-  mirror: number;
-  /** Every slot's codes, replacing the mirror's (a new model memory, or slots compacted). */
-  reset?: Int8Array;
-  /** Codes of slots `from`… written since the mirror last grew. */
-  append?: { from: number; codes: Int8Array };
+  codes: Int8Array;
 }
 
 type WorkerReply = { id: number; keys: Uint32Array } | { id: number; error: string };
@@ -42,23 +40,9 @@ type WorkerReply = { id: number; keys: Uint32Array } | { id: number; error: stri
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { scan } = require(workerData.addon);
-const mirrors = new Map();
 parentPort.on('message', (m) => {
-  if (m.drop !== undefined) { mirrors.delete(m.drop); return; }
   try {
-    let mirror = mirrors.get(m.mirror);
-    if (m.reset) { mirror = { codes: m.reset }; mirrors.set(m.mirror, mirror); }
-    if (!mirror) throw new Error('no codes for mirror ' + m.mirror);
-    if (m.append) {
-      const end = m.append.from * m.dimension + m.append.codes.length;
-      if (end > mirror.codes.length) {
-        const grown = new Int8Array(Math.max(end, mirror.codes.length * 2));
-        grown.set(mirror.codes);
-        mirror.codes = grown;
-      }
-      mirror.codes.set(m.append.codes, m.append.from * m.dimension);
-    }
-    const keys = scan(mirror.codes, m.total, m.dimension, m.query, m.wanted, m.metric === 'Cos', m.slots);
+    const keys = scan(m.codes, m.total, m.dimension, m.query, m.wanted, m.metric === 'Cos', m.slots);
     parentPort.postMessage({ id: m.id, keys }, [keys.buffer]);
   } catch (error) {
     parentPort.postMessage({ id: m.id, error: String(error && error.message || error) });
@@ -70,7 +54,6 @@ export class ScanThread {
   private worker: Worker | undefined;
   private failed: string | undefined;
   private nextId = 0;
-  private nextMirror = 0;
   private answered = 0;
   private readonly pending = new Map<number, { resolve: (keys: Uint32Array) => void; reject: (error: Error) => void }>();
 
@@ -87,30 +70,16 @@ export class ScanThread {
     return this.answered;
   }
 
-  /** A new mirror's id (one per model memory). */
-  newMirror(): number {
-    return this.nextMirror++;
-  }
-
-  /** Drops a mirror's codes (its model memory is gone). */
-  drop(mirror: number): void {
-    this.worker?.postMessage({ drop: mirror });
-  }
-
   /**
-   * The slot numbers of the `wanted` best, best first. The codes in
-   * `reset`/`append` are moved to the thread (their buffers are detached here).
+   * The slot numbers of the `wanted` best, best first.
    */
   scan(request: ScanRequest): Promise<Uint32Array> {
     const worker = this.start();
     if (!worker) return Promise.reject(new Error(`scan thread unavailable: ${this.failed}`));
     const id = this.nextId++;
-    const transfer: ArrayBuffer[] = [];
-    if (request.reset) transfer.push(request.reset.buffer as ArrayBuffer);
-    if (request.append) transfer.push(request.append.codes.buffer as ArrayBuffer);
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, ...request }, transfer);
+      worker.postMessage({ id, ...request });
     });
   }
 

@@ -46,7 +46,7 @@ describe('ScanThread', () => {
     }
     expect(thread.served).toBe(queries.length);
 
-    // Chunks added since the last scan reach the thread's copy with the next one.
+    // Chunks added since the last scan are scanned by the thread at once (it reads the same codes).
     const q = queries[0]!;
     add(SCAN_THREAD_MIN_SLOTS + 500, q);
     const found = await memory.searchDenseAsync(q, catalog.eligible('p', []), 5, catalog, 'p');
@@ -73,7 +73,7 @@ describe('ScanThread', () => {
     expect(hits).toHaveLength(10);
     expect(hits.every((h) => Number(h.memoId.slice(5)) % 4 === 0)).toBe(true);
     expect(ids(hits)).toEqual(ids(memory.searchDense(q, catalog.eligible('p', []), 10, catalog, 'p')));
-    // The next scan sends the compacted codes afresh and is answered by the thread.
+    // The next scan reads the compacted codes.
     const served = thread.served;
     const next = await memory.searchDenseAsync(q, catalog.eligible('p', []), 10, catalog, 'p');
     expect(memory.live).toBe(memos / 4);
@@ -91,9 +91,13 @@ describe('ScanThread', () => {
     const expected = ids(memory.searchDense(q, eligible, 10, catalog, 'p'));
     expect(ids(await memory.searchDenseAsync(q, eligible, 10, catalog, 'p'))).toEqual(expected);
     expect(thread.served).toBe(1);
-    // A scan the thread cannot answer (its copy lost) falls back here, and the next one re-sends every code.
-    (thread as unknown as { worker: { postMessage(m: unknown): void } }).worker.postMessage({ drop: 0 });
+    // A scan the thread refuses (here: slots that do not ascend) is made here instead, and the thread serves the next.
+    const refused = await thread.scan({ codes: new Int8Array(DIM * 2), dimension: DIM, total: 2, query: new Int8Array(DIM), wanted: 1, metric: 'IP', slots: Uint32Array.from([1, 0]) }).catch((e: Error) => e.message);
+    expect(refused).toMatch(/slots must ascend/);
+    const scan = thread.scan.bind(thread);
+    thread.scan = () => Promise.reject(new Error('refused'));
     expect(ids(await memory.searchDenseAsync(q, eligible, 10, catalog, 'p'))).toEqual(expected);
+    thread.scan = scan;
     expect(ids(await memory.searchDenseAsync(q, eligible, 10, catalog, 'p'))).toEqual(expected);
     expect(thread.served).toBe(2);
     await thread.close();
