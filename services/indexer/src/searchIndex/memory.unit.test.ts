@@ -424,3 +424,79 @@ describe('ModelMemory dense search with an HNSW graph', () => {
     expect(halves.vectorsRead).toBe(reads.halves);
   });
 });
+
+describe('findable chunks kept current', () => {
+  it('after any sequence of writes, revisions, archiving, filter changes, moves, removals and compactions, finds what a fresh catalog and memory find', () => {
+    // One catalog and memory live through every change, their eligible sets and findable slots
+    // caught up as they go; each check compares them with a catalog and memory built from scratch.
+    const random = seededRandom(21);
+    const dim = 4;
+    const catalog = new CatalogMemory();
+    const memory = new ModelMemory(dim, 16);
+    // What the catalog says of each memo, and which of its chunks the memory holds (`indexed`).
+    const state = new Map<string, { projectId: string; revision: number; title: string; archived: boolean; deleted: boolean; chunks: number; indexed?: { projectId: string; revision: number; chunks: number } }>();
+    const vector = (m: number, i: number) => Float32Array.from({ length: dim }, (_, d) => Math.sin(m * 7 + i * 3 + d));
+    let catalogWrites = 0;
+    const write = (memoId: string) => {
+      catalogWrites += 1;
+      const s = state.get(memoId)!;
+      catalog.set({ memoId, projectId: s.projectId, version: 1, memo: s.deleted ? null : attrs(s.projectId, memoId, { revision: s.revision, title: s.title, archived: s.archived }) } as never);
+    };
+    const addChunks = (m: ModelMemory, memoId: string, { projectId, revision, chunks }: { projectId: string; revision: number; chunks: number }) => {
+      for (let i = 0; i < chunks; i++) {
+        m.add({ chunkId: `${memoId}:${revision}:${i}`, memoId, projectId, revision, index: i, content: '' }, vector(memoId.length + revision, i), termFrequencies('word'));
+      }
+    };
+    const index = (memoId: string) => {
+      const s = state.get(memoId)!;
+      memory.removeMemo(memoId);
+      s.indexed = s.deleted ? undefined : { projectId: s.projectId, revision: s.revision, chunks: s.chunks };
+      if (s.indexed) addChunks(memory, memoId, s.indexed);
+    };
+    const filterSets: Filter[][] = [[], [{ field: 'title', operator: 'eq', value: 'red', filter_type: 'native_field' }]];
+    const check = () => {
+      const freshCatalog = new CatalogMemory();
+      const freshMemory = new ModelMemory(dim, 16);
+      for (const [memoId] of state) {
+        const entry = catalog.entries.get(memoId);
+        if (entry) freshCatalog.set(entry);
+      }
+      for (const [memoId, s] of state) if (s.indexed) addChunks(freshMemory, memoId, s.indexed);
+      for (const projectId of ['p', 'q']) {
+        for (const filters of filterSets) {
+          const all = (c: CatalogMemory, m: ModelMemory) =>
+            m.searchDense(Float32Array.from([1, 0, 0, 0]), c.eligible(projectId, filters), 100_000, c, projectId).map((h) => h.chunkId).sort();
+          const expected = all(freshCatalog, freshMemory);
+          expect(all(catalog, memory)).toEqual(expected);
+          expect(memory.count(catalog.eligible(projectId, filters))).toBe(expected.length);
+          expect(memory.searchSparse(encodeQuery('word'), projectId, catalog.eligible(projectId, filters), 100_000, catalog).map((h) => h.chunkId).sort()).toEqual(expected);
+        }
+      }
+    };
+    let next = 0;
+    for (let step = 0; step < 10_000; step++) {
+      const r = random();
+      const ids = [...state].filter(([, s]) => !s.deleted).map(([id]) => id);
+      const memoId = ids.length > 0 && r > 0.1 ? ids[Math.floor(random() * ids.length)]! : `m${next++}`;
+      if (!state.has(memoId)) {
+        state.set(memoId, { projectId: random() < 0.8 ? 'p' : 'q', revision: 1, title: random() < 0.5 ? 'red' : 'blue', archived: false, deleted: false, chunks: 1 + Math.floor(random() * 4) });
+        write(memoId);
+        index(memoId);
+      } else {
+        const s = state.get(memoId)!;
+        const op = Math.floor(random() * 6);
+        if (op === 0) { s.revision += 1; s.chunks = 1 + Math.floor(random() * 4); write(memoId); index(memoId); } // edited: new chunks
+        else if (op === 1) { s.revision += 1; write(memoId); } // edited, its new chunks not indexed yet
+        else if (op === 2) { s.archived = !s.archived; write(memoId); }
+        else if (op === 3) { s.title = s.title === 'red' ? 'blue' : 'red'; write(memoId); }
+        else if (op === 4) { s.projectId = s.projectId === 'p' ? 'q' : 'p'; write(memoId); index(memoId); }
+        else { s.deleted = true; write(memoId); index(memoId); }
+      }
+      if (step % 40 === 0) check();
+    }
+    check();
+    // (the run went through compactions, and past the changes an eligible set records before it is rebuilt)
+    expect((memory as unknown as { layout: number }).layout).toBeGreaterThan(0);
+    expect(catalogWrites).toBeGreaterThan(2 * 4096);
+  });
+});
