@@ -316,12 +316,12 @@ const reopened = new EmbeddedSearchIndex(path.join(dir.path, 'index.db'), { dens
 await reopened.openModel(MODEL, embedder.dimension);
 const reopenMs = performance.now() - reopenStarted;
 const found = await reopened.countChunks(MODEL, projectId);
-// (one search, so the scan thread and its copy of the int8 vectors count too)
+// (one search, so the scan thread counts too: it reads the int8 vectors the index keeps, shared)
 await hybrid(reopened)(queries[0]!);
 const heapAfter = rss();
 rows.push(['restart: reopen and load the index (a saved graph is loaded, else built)', `${(reopenMs / 1000).toFixed(2)} s for ${found} chunks`]);
 rows.push([
-  'memory of the loaded index (RSS growth: heap, buffers, graph, the scan thread and its copy of the int8 vectors)',
+  'memory of the loaded index (RSS growth: heap, buffers, graph, the scan thread)',
   `${((heapAfter - heapBefore) / 2 ** 20).toFixed(0)} MiB, ${((heapAfter - heapBefore) / found).toFixed(0)} bytes per chunk (chunk text included)${gc ? '' : ' (run with --expose-gc)'}`,
 ]);
 printTable(
