@@ -951,9 +951,15 @@ export class ModelMemory {
       found = this.findableAfresh(eligible);
       this.slotSets.set(eligible, found);
     }
-    let changed = false;
+    // Slots that became findable past the end of the list (new chunks: the usual change) are appended;
+    // any other change has the list read off the mask again.
+    const last = found.slots.length > 0 ? found.slots[found.slots.length - 1]! : -1;
+    const appended: number[] = [];
+    let reread = false;
     const refresh = (slot: number) => {
-      changed = this.refreshFindable(found!, eligible, slot) || changed;
+      const change = this.refreshFindable(found!, eligible, slot);
+      if (change === 1 && slot > last) appended.push(slot);
+      else if (change !== 0) reread = true;
     };
     for (let i = found.logged - this.changeLogStart; i < this.changeLog.length; i++) refresh(this.changeLog[i]!);
     found.logged = logEnd;
@@ -961,11 +967,16 @@ export class ModelMemory {
       for (let i = found.memosSeen; i < eligible.changed.length; i++) for (const slot of this.byMemo.get(eligible.changed[i]!) ?? []) refresh(slot);
       found.memosSeen = eligible.changed.length;
     }
-    if (changed) {
-      // (a new list, not rewritten in place: a search waiting on the scan thread still holds the old one)
+    // (a new list, not rewritten in place: a search waiting on the scan thread still holds the old one)
+    if (reread) {
       const { mask, count } = found;
       const slots = new Uint32Array(count);
       for (let slot = 0, i = 0; i < count; slot++) if (mask[slot] === 1) slots[i++] = slot;
+      found.slots = slots;
+    } else if (appended.length > 0) {
+      const slots = new Uint32Array(found.slots.length + appended.length);
+      slots.set(found.slots);
+      slots.set(appended.sort((a, b) => a - b), found.slots.length);
       found.slots = slots;
     }
     return found;
@@ -991,20 +1002,23 @@ export class ModelMemory {
     return { layout: this.layout, logged: this.changeLogStart + this.changeLog.length, memosSeen, slots, mask, count };
   }
 
-  /** Sets a slot's bit in a findable set from the slot and the eligible memos as they are now; whether it changed. */
-  private refreshFindable(found: FindableSlots, eligible: Map<string, number>, slot: number): boolean {
+  /**
+   * Sets a slot's bit in a findable set from the slot and the eligible memos as they are now: 1 when
+   * it became findable, -1 when it stopped being, 0 when unchanged.
+   */
+  private refreshFindable(found: FindableSlots, eligible: Map<string, number>, slot: number): -1 | 0 | 1 {
     const chunk = this.slots[slot];
     const bit = chunk !== undefined && eligible.get(chunk.memoId) === chunk.revision ? 1 : 0;
     if (slot >= found.mask.length) {
-      if (bit === 0) return false;
+      if (bit === 0) return 0;
       const mask = new Uint8Array(Math.max(slot + 1, found.mask.length * 2, 1024));
       mask.set(found.mask);
       found.mask = mask;
     }
-    if (found.mask[slot] === bit) return false;
+    if (found.mask[slot] === bit) return 0;
     found.mask[slot] = bit;
     found.count += bit === 1 ? 1 : -1;
-    return true;
+    return bit === 1 ? 1 : -1;
   }
 
   /** Findable chunks: those of eligible memos at the eligible revision. */
