@@ -192,8 +192,11 @@ export class EligibleMemos extends Map<string, number> {
   readonly changed: string[] = [];
 }
 
-/** Changes an eligible set records before the catalog drops it (and the next search builds a new one). */
-const MAX_ELIGIBLE_CHANGES = 4096;
+/**
+ * Changes an eligible set records before the catalog drops it and the next search builds a new one
+ * (~2 ms at 10k memos); bounds what the lists hold: up to 512 sets of 1,024 ids.
+ */
+const MAX_ELIGIBLE_CHANGES = 1024;
 
 /** Whether a (project, filters) pair allows a catalog entry: live, not archived, passing every filter. */
 function allows(entry: CatalogEntry | undefined, filters: readonly Filter[]): entry is CatalogEntry & { memo: MemoAttributes } {
