@@ -408,6 +408,13 @@ interface FindableSlots {
   slots: Uint32Array;
 }
 
+/** The slots whose mask byte is 1, ascending (`count` of them). */
+function maskedSlots(mask: Uint8Array, count: number): Uint32Array {
+  const slots = new Uint32Array(count);
+  for (let slot = 0, i = 0; i < count; slot++) if (mask[slot] === 1) slots[i++] = slot;
+  return slots;
+}
+
 /** What a dense search looks at: its findable slots (as a list and a mask), how many it ranks, where candidates come from. */
 interface DensePlan {
   slots: Uint32Array;
@@ -419,7 +426,7 @@ interface DensePlan {
 
 /** The scan in this thread. */
 function scanHere(codes: Int8Array, scan: ExactScan): Uint32Array {
-  return scanTopK({ codes, total: scan.total, dimension: scan.dimension, query: scan.query, k: scan.wanted, cosine: scan.metric === 'Cos', slots: scan.slots });
+  return scanTopK({ codes, ...scan });
 }
 
 /** Nodes a graph takes one at a time before parallel insertion starts. */
@@ -972,10 +979,7 @@ export class ModelMemory {
     }
     // (a new list, not rewritten in place: a search waiting on the scan thread still holds the old one)
     if (reread) {
-      const { mask, count } = found;
-      const slots = new Uint32Array(count);
-      for (let slot = 0, i = 0; i < count; slot++) if (mask[slot] === 1) slots[i++] = slot;
-      found.slots = slots;
+      found.slots = maskedSlots(found.mask, found.count);
     } else if (appended.length > 0) {
       const slots = new Uint32Array(found.slots.length + appended.length);
       slots.set(found.slots);
@@ -999,10 +1003,8 @@ export class ModelMemory {
         }
       }
     }
-    const slots = new Uint32Array(count);
-    for (let slot = 0, i = 0; i < count; slot++) if (mask[slot] === 1) slots[i++] = slot;
     const memosSeen = eligible instanceof EligibleMemos ? eligible.changed.length : 0;
-    return { layout: this.layout, logged: this.changeLogStart + this.changeLog.length, memosSeen, slots, mask, count };
+    return { layout: this.layout, logged: this.changeLogStart + this.changeLog.length, memosSeen, slots: maskedSlots(mask, count), mask, count };
   }
 
   /**
@@ -1197,10 +1199,10 @@ export class ModelMemory {
     // The int8 × int8 order differs a little from the float query's estimates: take twice the depth
     // (four times before codes shared one norm; bench/search.bench.ts at 100k: recall@10 0.9972 both,
     // Cranfield/Vaswani nDCG@10 unchanged, the estimates of half as many candidates spared).
-    const wanted = Math.min(slots.length, Math.max(2 * depth, SIMD_SCAN_MIN_CANDIDATES));
+    const k = Math.min(slots.length, Math.max(2 * depth, SIMD_SCAN_MIN_CANDIDATES));
     const byProduct = codesShareNorm(this.dimension) && this.shrunk.size <= total * MAX_SHRUNK_SHARE;
     // (the list only where some slots are not findable: without one the scan reads every slot)
-    return { dimension: this.dimension, total, query: codes, wanted, metric: byProduct ? 'IP' : 'Cos', ...(slots.length < total ? { slots } : {}) };
+    return { dimension: this.dimension, total, query: codes, k, cosine: !byProduct, ...(slots.length < total ? { slots } : {}) };
   }
 
 
@@ -1210,7 +1212,7 @@ export class ModelMemory {
    */
   private scanFound(keys: Uint32Array, scan: ExactScan, mask: Uint8Array): number[] {
     const found = Array.from(keys);
-    if (scan.metric === 'IP' && this.shrunk.size > 0) {
+    if (!scan.cosine && this.shrunk.size > 0) {
       const taken = new Set(found);
       for (const slot of this.shrunk) if (mask[slot] === 1 && !taken.has(slot)) found.push(slot);
     }

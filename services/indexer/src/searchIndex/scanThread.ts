@@ -14,26 +14,16 @@
  * as one bundled file each (deploy/bundle.ts), and the worker needs only the scan's addon.
  */
 import { Worker } from 'node:worker_threads';
-import { vectorScanAddonPath } from '@memex/vector-scan';
+import { vectorScanAddonPath, type VectorScan } from '@memex/vector-scan';
 
 /**
- * An exact scan, in either thread: the top `wanted` of a model's first `total` slots (of `slots`
- * alone, ascending, when given) for the quantized `query`, by inner product or cosine.
+ * An exact scan, in either thread: the addon's scan of a model's codes, which the thread that makes
+ * it supplies (the top `k` of the first `total` slots, or of `slots` alone, for the quantized `query`).
  */
-export interface ExactScan {
-  dimension: number;
-  total: number;
-  query: Int8Array;
-  wanted: number;
-  metric: 'IP' | 'Cos';
-  /** Only these slots (the findable ones, ascending); every slot below `total` when absent. */
-  slots?: Uint32Array;
-}
+export type ExactScan = Omit<VectorScan, 'codes'>;
 
 /** What one scan asks of the thread: the scan, over the model's codes (shared, when on a SharedArrayBuffer; else copied). */
-export interface ScanRequest extends ExactScan {
-  codes: Int8Array;
-}
+export type ScanRequest = VectorScan;
 
 type WorkerReply = { id: number; keys: Uint32Array } | { id: number; error: string };
 
@@ -42,7 +32,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 const { scan } = require(workerData.addon);
 parentPort.on('message', (m) => {
   try {
-    const keys = scan(m.codes, m.total, m.dimension, m.query, m.wanted, m.metric === 'Cos', m.slots);
+    const keys = scan(m.codes, m.total, m.dimension, m.query, m.k, m.cosine === true, m.slots);
     parentPort.postMessage({ id: m.id, keys }, [keys.buffer]);
   } catch (error) {
     parentPort.postMessage({ id: m.id, error: String(error && error.message || error) });
@@ -71,7 +61,7 @@ export class ScanThread {
   }
 
   /**
-   * The slot numbers of the `wanted` best, best first.
+   * The slot numbers of the `k` best, best first.
    */
   scan(request: ScanRequest): Promise<Uint32Array> {
     const worker = this.start();

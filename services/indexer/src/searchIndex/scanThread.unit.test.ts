@@ -92,7 +92,7 @@ describe('ScanThread', () => {
     expect(ids(await memory.searchDenseAsync(q, eligible, 10, catalog, 'p'))).toEqual(expected);
     expect(thread.served).toBe(1);
     // A scan the thread refuses (here: slots that do not ascend) is made here instead, and the thread serves the next.
-    const refused = await thread.scan({ codes: new Int8Array(DIM * 2), dimension: DIM, total: 2, query: new Int8Array(DIM), wanted: 1, metric: 'IP', slots: Uint32Array.from([1, 0]) }).catch((e: Error) => e.message);
+    const refused = await thread.scan({ codes: new Int8Array(DIM * 2), dimension: DIM, total: 2, query: new Int8Array(DIM), k: 1, slots: Uint32Array.from([1, 0]) }).catch((e: Error) => e.message);
     expect(refused).toMatch(/slots must ascend/);
     const scan = thread.scan.bind(thread);
     thread.scan = () => Promise.reject(new Error('refused'));
