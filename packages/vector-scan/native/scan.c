@@ -127,8 +127,8 @@ static int by_rank(const void *a, const void *b) {
   return n;
 
 #define SCAN_ARGS                                                                                           \
-  const int8_t *codes, size_t total, size_t dimension, const int8_t *query, const uint32_t *list, size_t count, int cosine, \
-      entry *heap, size_t k
+  const int8_t *codes, size_t dimension, const int8_t *query, const uint32_t *list, size_t count, int cosine, entry *heap, \
+      size_t k
 
 static size_t scan_plain(SCAN_ARGS) { SCAN_BODY(dot_plain) }
 
@@ -140,7 +140,11 @@ typedef size_t (*scan_fn)(SCAN_ARGS);
 static scan_fn scan = scan_plain;
 static const char *kernel = "plain";
 
+/* Once per process: the addon loads again in each worker thread, and must not undo a switch (js_kernel). */
 static void choose_kernel(void) {
+  static int chosen = 0;
+  if (chosen) return;
+  chosen = 1;
 #ifdef VECTOR_SCAN_X86
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2")) {
@@ -208,7 +212,7 @@ static napi_value js_scan(napi_env env, napi_callback_info info) {
   if (k > count) k = count;
   entry *heap = k > 0 ? malloc(k * sizeof(entry)) : NULL;
   if (k > 0 && !heap) return fail(env, "ERR_VECTOR_SCAN_MEMORY", "out of memory", 1);
-  size_t n = k > 0 ? scan(codes, total, dimension, query, list, count, cosine, heap, k) : 0;
+  size_t n = k > 0 ? scan(codes, dimension, query, list, count, cosine, heap, k) : 0;
   qsort(heap, n, sizeof(entry), by_rank);
 
   napi_value buffer, result;
