@@ -82,9 +82,9 @@ export async function bundle(names: readonly string[] = []): Promise<{ name: str
       banner: { js: '// Built by deploy/bundle.ts from the Memex sources; do not edit.' },
     });
     if (name === 'gateway') copyConsoleAssets(outDir);
-    copyVectorScanAddon(outDir);
     results.push({ name, file, bytes: statSync(file).size, ms: Math.round(performance.now() - started) });
   }
+  copyVectorScanAddon(outDir);
   return results;
 }
 
