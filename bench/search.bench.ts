@@ -36,7 +36,7 @@ import { hybridSearch } from '../services/indexer/src/search/hybrid';
 import { EmbeddedSearchIndex } from '../services/indexer/src/searchIndex/embedded';
 import { ModelSet } from '../services/indexer/src/state/models';
 import { TopK } from '../services/indexer/src/searchIndex/topK';
-import { CatalogMemory, DEFAULT_DENSE_OPTIONS, ModelMemory } from '../services/indexer/src/searchIndex/memory';
+import { CatalogMemory, DEFAULT_DENSE_OPTIONS, ModelMemory, quantize, quantizeStored } from '../services/indexer/src/searchIndex/memory';
 import { IndexerEnv } from '../services/indexer/src/config';
 import { REPO_ROOT } from '../test/support/paths';
 import { percentile, printTable } from './support/stats';
@@ -239,14 +239,14 @@ async function measureConcurrent(label: string, inFlight: number, run: (q: strin
   return [label, `p50 ${percentile(latencies, 50).toFixed(2)} ms   p99 ${percentile(latencies, 99).toFixed(2)} ms   ${qps.toFixed(0)} QPS`];
 }
 const queryVectors = await embedder.embed(queries, 'query');
-// Every chunk's vector and each query as int8 codes (each scaled by its largest component), for the scan rows.
-const toCodes = (v: Float32Array): Int8Array => {
-  const max = v.reduce((m, x) => Math.max(m, Math.abs(x)), 0) || 1;
-  return Int8Array.from(v, (x) => Math.round((x / max) * 127));
-};
+// Every chunk's vector and each query as int8 codes, quantized as the index quantizes them, for the scan rows.
 const allCodes = new Int8Array(allVectors.length);
-for (let i = 0; i < CHUNKS; i++) allCodes.set(toCodes(allVectors.subarray(i * embedder.dimension, (i + 1) * embedder.dimension)), i * embedder.dimension);
-const queryCodes = queryVectors.map(toCodes);
+for (let i = 0; i < CHUNKS; i++) quantizeStored(allVectors.subarray(i * embedder.dimension, (i + 1) * embedder.dimension), allCodes, i * embedder.dimension);
+const queryCodes = queryVectors.map((v) => {
+  const codes = new Int8Array(v.length);
+  quantize(v, codes, 0);
+  return codes;
+});
 const queryTerms = queries.map((q) => encodeQuery(q));
 const inside = index.modelMemory(MODEL)!;
 const eligibleAll = () => inside.catalog.eligible(projectId, []);

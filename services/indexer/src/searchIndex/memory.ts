@@ -335,7 +335,7 @@ function advance(slots: Int32Array, n: number, from: number, target: number): nu
 }
 
 /** int8 codes of `v` spanning the whole range (its largest component at ±127): v ≈ codes × scale. */
-function quantize(v: Float32Array, out: Int8Array, offset: number): number {
+export function quantize(v: Float32Array, out: Int8Array, offset: number): number {
   let max = 0;
   for (let d = 0; d < v.length; d++) max = Math.max(max, Math.abs(v[d]!));
   const scale = max > 0 ? max / 127 : 1;
@@ -352,7 +352,7 @@ function quantize(v: Float32Array, out: Int8Array, offset: number): number {
  * {@link ModelMemory.scanCandidates}). Below 16 dimensions that norm would be under 127: the codes
  * span the range as {@link quantize}'s. v ≈ codes × scale.
  */
-function quantizeStored(v: Float32Array, out: Int8Array, offset: number): { scale: number; shrunk: boolean } {
+export function quantizeStored(v: Float32Array, out: Int8Array, offset: number): { scale: number; shrunk: boolean } {
   if (!codesShareNorm(v.length)) return { scale: quantize(v, out, offset), shrunk: false };
   const norm = CODE_SPREAD * Math.sqrt(v.length);
   let max = 0;
