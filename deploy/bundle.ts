@@ -28,7 +28,7 @@ function copyConsoleAssets(outDir: string): void {
   cpSync(CONSOLE_ASSETS, join(outDir, 'console'), { recursive: true });
 }
 
-/** The indexer's dense scan addon as `pnpm install` builds it (packages/vector-scan). */
+/** The indexer's scan addon (dense and BM25) as `pnpm install` builds it (packages/vector-scan). */
 const VECTOR_SCAN_BUILT = join(REPO_ROOT, 'packages', 'vector-scan', 'build', 'Release', VECTOR_SCAN_ADDON);
 
 /**

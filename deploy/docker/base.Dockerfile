@@ -104,6 +104,6 @@ RUN --mount=type=secret,id=ca --mount=type=cache,id=memex-pnpm-store,target=/pnp
 # deploy/docker/prune.sh here.
 FROM deps AS workspace
 COPY . .
-# The indexer's dense scan addon (packages/vector-scan) is compiled here, where its C source is;
+# The indexer's scan addon (packages/vector-scan: dense and BM25) is compiled here, where its C source is;
 # pnpm build copies it beside the bundles.
 RUN pnpm --filter @memex/vector-scan run install && pnpm --filter @memex/console build && pnpm build

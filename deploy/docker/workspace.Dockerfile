@@ -4,6 +4,6 @@
 ARG DEPS_IMAGE=localhost/memex-deps:latest
 FROM ${DEPS_IMAGE}
 COPY . .
-# The indexer's dense scan addon (packages/vector-scan) is compiled here, where its C source is;
+# The indexer's scan addon (packages/vector-scan: dense and BM25) is compiled here, where its C source is;
 # pnpm build copies it beside the bundles.
 RUN pnpm --filter @memex/vector-scan run install && pnpm --filter @memex/console build && pnpm build

@@ -8,10 +8,10 @@
  * Ties rank by slot (the lower first), so the result depends on the codes alone. The dot product
  * runs with AVX2 where the CPU has it (chosen at load), else as a plain loop the compiler
  * vectorizes for the target (SSE2 on x86-64, NEON on arm64).
+ *
+ * The addon's other function, the sparse (BM25) top k, is in sparse.c; this file registers both.
  */
-#define NAPI_VERSION 8
-#include <node_api.h>
-#include <math.h>
+#include "args.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,29 +154,6 @@ static void choose_kernel(void) {
 #endif
 }
 
-static napi_value fail(napi_env env, const char *code, const char *message, int range) {
-  if (range) napi_throw_range_error(env, code, message);
-  else napi_throw_type_error(env, code, message);
-  return NULL;
-}
-
-/* The data and length of a typed array of the given type, or 0 when the value is not one. */
-static int typed_array(napi_env env, napi_value value, napi_typedarray_type want, void **data, size_t *length) {
-  bool is;
-  if (napi_is_typedarray(env, value, &is) != napi_ok || !is) return 0;
-  napi_typedarray_type type;
-  if (napi_get_typedarray_info(env, value, &type, length, data, NULL, NULL) != napi_ok) return 0;
-  return type == want;
-}
-
-static int whole_number(napi_env env, napi_value value, double max, size_t *out) {
-  double d;
-  if (napi_get_value_double(env, value, &d) != napi_ok) return 0;
-  if (!(d >= 0 && d <= max) || d != floor(d)) return 0;
-  *out = (size_t)d;
-  return 1;
-}
-
 /* scan(codes: Int8Array, total, dimension, query: Int8Array, k, cosine: boolean, slots?: Uint32Array) -> Uint32Array */
 static napi_value js_scan(napi_env env, napi_callback_info info) {
   size_t argc = 7;
@@ -261,6 +238,7 @@ NAPI_MODULE_INIT() {
   napi_property_descriptor properties[] = {
       {"scan", NULL, js_scan, NULL, NULL, NULL, napi_enumerable, NULL},
       {"kernel", NULL, js_kernel, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"sparse", NULL, js_sparse, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof(properties) / sizeof(properties[0]), properties);
   return exports;

@@ -1,8 +1,13 @@
 /**
- * The embedded index's exact int8 scan (native/scan.c, compiled by `pnpm install`): the `k` best
- * rows of a block of int8 codes for one quantized query, by inner product or cosine, keeping only
- * the best k as it goes; given a list of slots, only those rows, at a cost in proportion to the list. usearch's exactSearch, which it replaces, keeps every distance and sorts
- * them all, at two to three times the cost per row (bench/search.bench.ts prints both).
+ * The embedded index's two scans, as a small native addon compiled by `pnpm install`:
+ *
+ * - Dense (native/scan.c): the `k` best rows of a block of int8 codes for one quantized query, by
+ *   inner product or cosine, keeping only the best k as it goes; given a list of slots, only those
+ *   rows, at a cost in proportion to the list. usearch's exactSearch, which it replaces, keeps every
+ *   distance and sorts them all, at two to three times the cost per row (bench/search.bench.ts
+ *   prints both).
+ * - Sparse (native/sparse.c): BM25's top k over a project's postings by MaxScore, with the same
+ *   arithmetic, in the same order, as the indexer's JS reference that scores every posting.
  *
  * Where the addon is found: beside a bundle (deploy/bundle.ts copies it next to dist/<name>.mjs),
  * or where node-gyp built it in this package (build/Release), for the TypeScript sources.
@@ -16,6 +21,18 @@ export const VECTOR_SCAN_ADDON = 'vector_scan.node';
 
 interface Addon {
   scan(codes: Int8Array, total: number, dimension: number, query: Int8Array, k: number, cosine: boolean, slots?: Uint32Array): Uint32Array;
+  sparse(
+    slots: Int32Array[],
+    tfs: Uint16Array[],
+    terms: Float64Array,
+    lengths: Float32Array,
+    mask: Uint8Array,
+    base: number,
+    perLength: number,
+    k: number,
+    sums: Float64Array,
+    touched: Int32Array,
+  ): Float64Array;
   kernel(name?: string): string;
 }
 
@@ -72,4 +89,66 @@ export function vectorScanKernel(): string {
  */
 export function useVectorScanKernel(name: 'avx2' | 'plain'): string {
   return load().kernel(name);
+}
+
+/** A query term's postings in a sparse scan. */
+export interface SparseTerm {
+  /** The chunks (slots) holding the term, ascending: the first `n` entries. */
+  slots: Int32Array;
+  /** The term's count in each of those chunks. */
+  tfs: Uint16Array;
+  n: number;
+  /** The term's BM25 weight: idf × query tf × (k1 + 1). */
+  weight: number;
+  /** The most it adds to any chunk's score (MaxScore skips terms by it: it must not be less). */
+  bound: number;
+}
+
+/** One BM25 top-k: a posting adds `weight × tf / (tf + base + perLength × lengths[slot])` to its slot. */
+export interface SparseScan {
+  /** In the order their contributions are summed: highest bound first. */
+  terms: readonly SparseTerm[];
+  /** Each slot's length in terms. */
+  lengths: Float32Array;
+  /** 1 for each slot that may be found (in the project and its filters), 0 for the others. */
+  mask: Uint8Array;
+  base: number;
+  perLength: number;
+  k: number;
+  /** Scratch of as many entries as there are slots, all zero (and left so). */
+  sums: Float64Array;
+  /** Scratch of one more entry than there are slots. */
+  touched: Int32Array;
+}
+
+/** A sparse scan's hits: every slot scoring at least the k-th best score, in no order. */
+export interface SparseHits {
+  slots: number[];
+  scores: number[];
+}
+
+/**
+ * BM25's top k by MaxScore (see native/sparse.c). More than k come back when several tie with the
+ * k-th score, so that the caller can break ties by its own key.
+ */
+export function sparseTopK(s: SparseScan): SparseHits {
+  const n = s.terms.length;
+  const triples = new Float64Array(3 * n);
+  const slots = new Array<Int32Array>(n);
+  const tfs = new Array<Uint16Array>(n);
+  for (let t = 0; t < n; t++) {
+    const term = s.terms[t]!;
+    slots[t] = term.slots;
+    tfs[t] = term.tfs;
+    triples[3 * t] = term.n;
+    triples[3 * t + 1] = term.weight;
+    triples[3 * t + 2] = term.bound;
+  }
+  const pairs = load().sparse(slots, tfs, triples, s.lengths, s.mask, s.base, s.perLength, s.k, s.sums, s.touched);
+  const hits: SparseHits = { slots: new Array<number>(pairs.length / 2), scores: new Array<number>(pairs.length / 2) };
+  for (let i = 0; i < pairs.length; i += 2) {
+    hits.scores[i / 2] = pairs[i]!;
+    hits.slots[i / 2] = pairs[i + 1]!;
+  }
+  return hits;
 }

@@ -26,9 +26,9 @@ export async function openSearchIndex(config: IndexerConfig, logger?: Logger): P
       bm25AvgDocLength: config.QDRANT_BM25_AVG_DOC_LENGTH,
     });
   }
-  // Loads the dense scan's native addon now: one missing from a build fails the start, not the first large search.
+  // Loads the scans' native addon (dense and BM25) now: one missing from a build fails the start, not the first search.
   const kernel = vectorScanKernel();
-  logger?.info({ kernel }, 'dense scan addon loaded');
+  logger?.info({ kernel }, 'scan addon loaded (dense and BM25)');
   return new EmbeddedSearchIndex(join(config.MEMEX_DATA_DIR, 'indexer', 'index.db'), {
     compact: config.MEMEX_SEAL_DEFLATE,
     vectorCacheBytes: config.INDEXER_VECTOR_CACHE_MB * 1024 * 1024,

@@ -9,13 +9,14 @@
  *   read from disk (SQLite) through `fullVectors` for just those few (the most recently read kept in
  *   memory up to a byte budget), so scores are exact cosines.
  * - Sparse: BM25 with every statistic (document count, document frequency, average length) taken
- *   from the caller's project alone, top-k by MaxScore (terms whose summed upper bounds cannot reach
- *   the current k-th score are only probed, never walked), equal to scoring every posting.
+ *   from the caller's project alone, top-k by MaxScore in the native addon (terms whose summed upper
+ *   bounds cannot reach the current k-th score are only probed, never walked), equal to scoring
+ *   every posting.
  * - Ties: equal scores are ordered by memo uuid, then chunk index, everywhere.
  */
 import { LRUCache } from 'lru-cache';
 import usearch from 'usearch';
-import { scanTopK } from '@memex/vector-scan';
+import { scanTopK, sparseTopK } from '@memex/vector-scan';
 import { matchesFilters, type Filter, type FilterableMemo, type MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, idf, type EncodedDocument, type SparseVector } from '@memex/text';
 import type { CatalogEntry, ChunkCandidate } from './port';
@@ -277,63 +278,6 @@ interface SparseTerm {
   ub: number;
 }
 
-/** The k-th largest of `sums` over `slots[0..count)` (count ≥ k), by a min-heap of k kept in `scratch`. */
-function kthLargest(sums: Float64Array, slots: Int32Array, count: number, k: number, scratch: { values: Float64Array }): number {
-  if (scratch.values.length < k) scratch.values = new Float64Array(k * 2);
-  const heap = scratch.values;
-  for (let i = 0; i < k; i++) {
-    // sift up
-    let c = i;
-    const v = sums[slots[i]!]!;
-    while (c > 0) {
-      const parent = (c - 1) >> 1;
-      if (heap[parent]! <= v) break;
-      heap[c] = heap[parent]!;
-      c = parent;
-    }
-    heap[c] = v;
-  }
-  for (let i = k; i < count; i++) {
-    const v = sums[slots[i]!]!;
-    if (v <= heap[0]!) continue;
-    // replace the root, sift down
-    let c = 0;
-    for (;;) {
-      const l = 2 * c + 1;
-      if (l >= k) break;
-      const r = l + 1;
-      const m = r < k && heap[r]! < heap[l]! ? r : l;
-      if (heap[m]! >= v) break;
-      heap[c] = heap[m]!;
-      c = m;
-    }
-    heap[c] = v;
-  }
-  return heap[0]!;
-}
-
-/** The first position ≥ `from` in `slots[0..n)` holding a slot ≥ `target` (galloping search). */
-function advance(slots: Int32Array, n: number, from: number, target: number): number {
-  if (from >= n || slots[from]! >= target) return from;
-  let step = 1;
-  let lo = from;
-  let hi = from + 1;
-  while (hi < n && slots[hi]! < target) {
-    lo = hi;
-    step *= 2;
-    hi = Math.min(n, hi + step);
-  }
-  // slots[lo] < target; answer in (lo, hi]
-  let l = lo + 1;
-  let h = Math.min(hi, n);
-  while (l < h) {
-    const mid = (l + h) >>> 1;
-    if (slots[mid]! < target) l = mid + 1;
-    else h = mid;
-  }
-  return l;
-}
-
 /** int8 codes of `v` spanning the whole range (its largest component at ±127): v ≈ codes × scale. */
 export function quantize(v: Float32Array, out: Int8Array, offset: number): number {
   let max = 0;
@@ -464,10 +408,9 @@ export class ModelMemory {
   private termUsed = 0;
   private termStarts: Int32Array;
   private termCounts: Int32Array;
-  /** Per-query scratch for BM25: sums indexed by slot, the slots touched, a heap for the k-th best. */
+  /** Per-query scratch for BM25: sums indexed by slot, and the slots touched. */
   private sums = new Float64Array(0);
   private touched = new Int32Array(0);
-  private readonly heap: { values: Float64Array } = { values: new Float64Array(0) };
   private readonly slots: (StoredChunk | undefined)[] = [];
   private readonly byMemo = new Map<string, number[]>();
   private readonly projects = new Map<string, ProjectData>();
@@ -1274,18 +1217,19 @@ export class ModelMemory {
   private sparseScratch(): { sums: Float64Array; touched: Int32Array } {
     if (this.sums.length < this.slots.length) {
       this.sums = new Float64Array(Math.max(1024, this.slots.length * 2));
-      this.touched = new Int32Array(this.sums.length);
+      // (one more: the native walk writes one entry past the slots it lists)
+      this.touched = new Int32Array(this.sums.length + 1);
     }
     return { sums: this.sums, touched: this.touched };
   }
 
   /**
-   * BM25 top-k within the project and filters by MaxScore, a term at a time. Terms are taken from
-   * the highest upper bound down, each adding its contributions to per-slot sums; once the bounds of
-   * the terms left sum below the k-th best sum so far, no chunk those terms alone hold can reach the
-   * top k, so their (long, low-idf) posting lists are not walked: they are only looked up, by
-   * galloping, for the chunks that can still get in. Sums follow {@link sparseTerms}'s order, so
-   * scores equal {@link searchSparseExhaustive}'s bit for bit.
+   * BM25 top-k within the project and filters by MaxScore, a term at a time, in the native addon
+   * (@memex/vector-scan's sparseTopK): terms are taken from the highest upper bound down, each
+   * adding its contributions to per-slot sums; once the bounds of the terms left sum below the k-th
+   * best sum so far, their (long, low-idf) posting lists are only probed, by galloping, for the
+   * chunks that can still get in. Sums follow {@link sparseTerms}'s order, so scores equal
+   * {@link searchSparseExhaustive}'s bit for bit; equal scores are ordered here, by memo and chunk.
    */
   searchSparse(query: SparseVector, projectId: string, eligible: Map<string, number>, limit: number, catalog: CatalogMemory): ChunkCandidate[] {
     const project = this.projects.get(projectId);
@@ -1295,81 +1239,19 @@ export class ModelMemory {
     const terms = this.sparseTerms(query, project, avgdl);
     if (terms.length === 0) return [];
     const { mask } = this.findable(eligible);
-    const lengths = this.lengths;
-    const base = k1 * (1 - b);
-    const perLength = (k1 * b) / avgdl;
-    // rest[t]: the summed bounds of terms t.. (what a chunk can still gain from them).
-    const rest = new Float64Array(terms.length + 1);
-    // restPostings[t]: the postings of terms t.. (what skipping them saves).
-    const restPostings = new Float64Array(terms.length + 1);
-    for (let t = terms.length - 1; t >= 0; t--) {
-      rest[t] = rest[t + 1]! + terms[t]!.ub;
-      restPostings[t] = restPostings[t + 1]! + terms[t]!.p.n;
-    }
     const { sums, touched } = this.sparseScratch();
-    let count = 0;
-    let best = 0;
-    let threshold = Number.NEGATIVE_INFINITY;
-    // A margin for rounding: bounds are summed apart from the scores they bound.
-    const below = (bound: number) => bound < threshold - 1e-9 * Math.abs(threshold);
-    let t = 0;
-    for (; t < terms.length; t++) {
-      // Only worth a look once the terms left could not lift an untouched chunk past the best sum,
-      // and their postings outnumber the sums the look reads (twice: the k-th, then the survivors).
-      if (count >= limit && rest[t]! < best && restPostings[t]! > 2 * count) {
-        threshold = kthLargest(sums, touched, count, limit, this.heap);
-        if (below(rest[t]!)) break;
-      }
-      const { p, weight } = terms[t]!;
-      const slots = p.slots;
-      const tfs = p.tfs;
-      for (let j = 0; j < p.n; j++) {
-        const slot = slots[j]!;
-        if (mask[slot] !== 1) continue;
-        const tf = tfs[j]!;
-        const sum = sums[slot]!;
-        if (sum === 0) touched[count++] = slot;
-        const next = sum + (weight * tf) / (tf + base + perLength * lengths[slot]!);
-        sums[slot] = next;
-        if (next > best) best = next;
-      }
-    }
+    const hits = sparseTopK({
+      terms: terms.map(({ p, weight, ub }) => ({ slots: p.slots, tfs: p.tfs, n: p.n, weight, bound: ub })),
+      lengths: this.lengths,
+      mask,
+      base: k1 * (1 - b),
+      perLength: (k1 * b) / avgdl,
+      k: limit,
+      sums,
+      touched,
+    });
     const top = new TopK<number>(limit, this.bySlot);
-    if (t === terms.length) {
-      for (let i = 0; i < count; i++) top.offer(sums[touched[i]!]!, touched[i]!);
-    } else {
-      // The chunks that can still reach the top k, ascending, each looked up in the terms left.
-      let alive = 0;
-      for (let i = 0; i < count; i++) {
-        const slot = touched[i]!;
-        if (below(sums[slot]! + rest[t]!)) sums[slot] = 0;
-        else touched[alive++] = slot;
-      }
-      const candidates = touched.subarray(0, alive).sort();
-      let live = alive;
-      for (let u = t; u < terms.length && live > 0; u++) {
-        const { p, weight } = terms[u]!;
-        let pos = 0;
-        let kept = 0;
-        for (let i = 0; i < live; i++) {
-          const slot = candidates[i]!;
-          pos = advance(p.slots, p.n, pos, slot);
-          let sum = sums[slot]!;
-          if (pos < p.n && p.slots[pos] === slot) {
-            const tf = p.tfs[pos]!;
-            sum += (weight * tf) / (tf + base + perLength * lengths[slot]!);
-            sums[slot] = sum;
-          }
-          // Dropped once even the terms after this one cannot lift it to the threshold.
-          if (below(sum + rest[u + 1]!)) sums[slot] = 0;
-          else candidates[kept++] = slot;
-        }
-        live = kept;
-      }
-      count = live;
-      for (let i = 0; i < live; i++) top.offer(sums[candidates[i]!]!, candidates[i]!);
-    }
-    for (let i = 0; i < count; i++) sums[touched[i]!] = 0; // (the scratch is zero between queries)
+    for (let i = 0; i < hits.slots.length; i++) top.offer(hits.scores[i]!, hits.slots[i]!);
     return top.sorted().map(({ score, item }) => this.candidate(item, score, catalog));
   }
 

@@ -1,0 +1,343 @@
+/*
+ * The sparse side of the embedded index's search: BM25 top k over a project's postings by MaxScore,
+ * a term at a time. The terms come highest upper bound first, each adding its contributions to
+ * per-slot sums; once the bounds of the terms left sum below the k-th best sum so far, no chunk
+ * those terms alone hold can reach the top k, so their (long, low-idf) posting lists are not walked:
+ * they are only looked up, by galloping, for the chunks that can still get in.
+ *
+ * Every sum is the same double arithmetic, in the same order, as the indexer's reference that
+ * scores every posting (memory.ts, searchSparseExhaustive), so the scores are equal to the last bit.
+ * Ties are left to the caller: it gets every chunk scoring at least the k-th score (more than k
+ * when several tie there) and orders equal scores by its own key (memo, then chunk).
+ */
+#include "args.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  const int32_t *slots;
+  const uint16_t *tfs;
+  size_t n;
+  double weight;
+  /* The most the term adds to any chunk's score. */
+  double bound;
+} term;
+
+/* The k-th largest of sums[slots[0..count)] (count >= k >= 1), by a min-heap of k in `heap`. */
+static double kth_largest(const double *sums, const int32_t *slots, size_t count, size_t k, double *heap) {
+  for (size_t i = 0; i < k; i++) {
+    double v = sums[slots[i]];
+    size_t c = i;
+    while (c > 0) {
+      size_t parent = (c - 1) / 2;
+      if (heap[parent] <= v) break;
+      heap[c] = heap[parent];
+      c = parent;
+    }
+    heap[c] = v;
+  }
+  for (size_t i = k; i < count; i++) {
+    double v = sums[slots[i]];
+    if (v <= heap[0]) continue;
+    size_t c = 0;
+    for (;;) {
+      size_t l = 2 * c + 1;
+      if (l >= k) break;
+      size_t r = l + 1;
+      size_t m = r < k && heap[r] < heap[l] ? r : l;
+      if (heap[m] >= v) break;
+      heap[c] = heap[m];
+      c = m;
+    }
+    heap[c] = v;
+  }
+  return heap[0];
+}
+
+/* The first position >= from in slots[0..n) holding a slot >= target (galloping, then binary search). */
+static size_t advance(const int32_t *slots, size_t n, size_t from, int32_t target) {
+  if (from >= n || slots[from] >= target) return from;
+  size_t step = 1, lo = from, hi = from + 1;
+  while (hi < n && slots[hi] < target) {
+    lo = hi;
+    step *= 2;
+    hi = hi + step < n ? hi + step : n;
+  }
+  size_t l = lo + 1, h = hi < n ? hi : n;
+  while (l < h) {
+    size_t mid = l + (h - l) / 2;
+    if (slots[mid] < target) l = mid + 1;
+    else h = mid;
+  }
+  return l;
+}
+
+/*
+ * Sorts n slots (each below `capacity`) ascending, by least significant digit first, 11 bits a
+ * pass: a few linear passes where a comparison sort of the ~10^4 survivors took as long as the walk.
+ * `spare` has room for n. Returns 0 when it could not allocate its counts.
+ */
+#define RADIX_BITS 11
+static int sort_slots(int32_t *slots, int32_t *spare, size_t n, size_t capacity) {
+  size_t *counts = malloc(((size_t)1 << RADIX_BITS) * sizeof(size_t));
+  if (!counts) return 0;
+  int32_t *from = slots, *to = spare;
+  for (unsigned shift = 0; shift < 32 && (capacity - 1) >> shift; shift += RADIX_BITS) {
+    size_t mask = ((size_t)1 << RADIX_BITS) - 1;
+    memset(counts, 0, (mask + 1) * sizeof(size_t));
+    for (size_t i = 0; i < n; i++) counts[((uint32_t)from[i] >> shift) & mask]++;
+    size_t at = 0;
+    for (size_t d = 0; d <= mask; d++) {
+      size_t c = counts[d];
+      counts[d] = at;
+      at += c;
+    }
+    for (size_t i = 0; i < n; i++) to[counts[((uint32_t)from[i] >> shift) & mask]++] = from[i];
+    int32_t *t = from;
+    from = to;
+    to = t;
+  }
+  if (from != slots) memcpy(slots, from, n * sizeof(int32_t));
+  free(counts);
+  return 1;
+}
+
+typedef struct {
+  const term *terms;
+  size_t count;
+  const float *lengths;
+  const uint8_t *mask;
+  /* Slots at or past this are outside every per-slot array: never findable. */
+  size_t capacity;
+  double base, per_length;
+  size_t k;
+  double *sums;
+  int32_t *touched;
+} sparse_query;
+
+/* A bound below the threshold, with a margin for rounding: bounds are summed apart from the scores they bound. */
+static inline int below(double bound, double threshold) { return bound < threshold - 1e-9 * fabs(threshold); }
+
+/*
+ * Runs the query: leaves the surviving chunks in touched[0..*live) with their sums in `sums`, and
+ * sets *kth to the k-th best score among them (-infinity when they are k or fewer). `rest` and
+ * `heap` are scratch of count + 1 and k doubles. Returns 0 when out of memory (the sums of
+ * touched[0..*live) still to be cleared).
+ */
+static int run(const sparse_query *q, size_t *live, double *kth, double *rest, double *heap) {
+  const term *terms = q->terms;
+  size_t t_count = q->count, k = q->k;
+  double *sums = q->sums;
+  int32_t *touched = q->touched;
+  /* rest[t]: the summed bounds of terms t.. ; postings_left[t] follows as a running sum. */
+  rest[t_count] = 0;
+  size_t postings_left = 0;
+  for (size_t t = t_count; t-- > 0;) {
+    rest[t] = rest[t + 1] + terms[t].bound;
+    postings_left += terms[t].n;
+  }
+  size_t count = 0;
+  double best = 0, threshold = -INFINITY;
+  size_t t = 0;
+  for (; t < t_count; t++) {
+    /* Only worth a look once the terms left could not lift an untouched chunk past the best sum, and
+       their postings outnumber the sums the look reads (twice: the k-th, then the survivors). */
+    if (count >= k && rest[t] < best && postings_left > 2 * count) {
+      threshold = kth_largest(sums, touched, count, k, heap);
+      if (below(rest[t], threshold)) break;
+    }
+    const term *p = &terms[t];
+    postings_left -= p->n;
+    for (size_t j = 0; j < p->n; j++) {
+      int32_t slot = p->slots[j];
+      if ((uint32_t)slot >= q->capacity || q->mask[slot] != 1) continue;
+      double tf = p->tfs[j];
+      double sum = sums[slot];
+      /* Appended without a branch (whether a chunk was touched before is a coin toss per posting),
+         never past capacity + 1 entries, whatever the postings hold. */
+      touched[count] = slot;
+      count += (sum == 0) & (count < q->capacity);
+      double next = sum + (p->weight * tf) / (tf + q->base + q->per_length * (double)q->lengths[slot]);
+      sums[slot] = next;
+      if (next > best) best = next;
+    }
+  }
+  if (t < t_count) {
+    /* The chunks that can still reach the top k, ascending. */
+    size_t alive = 0;
+    for (size_t i = 0; i < count; i++) {
+      int32_t slot = touched[i];
+      if (below(sums[slot] + rest[t], threshold)) sums[slot] = 0;
+      else touched[alive++] = slot;
+    }
+    int32_t *spare = malloc((alive > 0 ? alive : 1) * sizeof(int32_t));
+    size_t *cursor = calloc(t_count - t, sizeof(size_t));
+    int sorted = spare && cursor && sort_slots(touched, spare, alive, q->capacity);
+    free(spare);
+    if (!sorted) {
+      free(cursor);
+      *live = alive;
+      return 0;
+    }
+    /*
+     * A chunk at a time, each looked up in the terms left (a cursor per term: the chunks ascend),
+     * and dropped as soon as even the terms after the one just added cannot lift it to the threshold.
+     * Each chunk that gets through all of them has its final score, so the threshold rises to the
+     * k-th best of those once there are k: a bound on the k-th best overall, as the k-th best of
+     * partial sums was.
+     */
+    size_t kept = 0, done = 0;
+    for (size_t i = 0; i < alive; i++) {
+      int32_t slot = touched[i];
+      double sum = sums[slot];
+      size_t u = t;
+      for (; u < t_count; u++) {
+        const term *p = &terms[u];
+        size_t pos = cursor[u - t] = advance(p->slots, p->n, cursor[u - t], slot);
+        if (pos < p->n && p->slots[pos] == slot) {
+          double tf = p->tfs[pos];
+          sum += (p->weight * tf) / (tf + q->base + q->per_length * (double)q->lengths[slot]);
+        }
+        if (below(sum + rest[u + 1], threshold)) break;
+      }
+      if (u < t_count) {
+        sums[slot] = 0;
+        continue;
+      }
+      sums[slot] = sum;
+      touched[kept++] = slot;
+      /* heap: the k best final scores so far, the lowest at the root */
+      if (done < k) {
+        size_t c = done++;
+        while (c > 0 && heap[(c - 1) / 2] > sum) {
+          heap[c] = heap[(c - 1) / 2];
+          c = (c - 1) / 2;
+        }
+        heap[c] = sum;
+      } else if (sum > heap[0]) {
+        size_t c = 0;
+        for (;;) {
+          size_t l = 2 * c + 1;
+          if (l >= k) break;
+          size_t m = l + 1 < k && heap[l + 1] < heap[l] ? l + 1 : l;
+          if (heap[m] >= sum) break;
+          heap[c] = heap[m];
+          c = m;
+        }
+        heap[c] = sum;
+      }
+      if (done == k && heap[0] > threshold) threshold = heap[0];
+    }
+    free(cursor);
+    count = kept;
+  }
+  *live = count;
+  *kth = count > k ? kth_largest(sums, touched, count, k, heap) : -INFINITY;
+  return 1;
+}
+
+/*
+ * sparse(slots: Int32Array[], tfs: Uint16Array[], terms: Float64Array (n, weight, bound per term),
+ *        lengths: Float32Array, mask: Uint8Array, base, perLength, k, sums: Float64Array, touched: Int32Array)
+ *   -> Float64Array of (score, slot) pairs, in no order
+ *
+ * A term's postings are the first n of its slots (ascending) and tfs. A slot is findable when its
+ * mask byte is 1; its length in terms is lengths[slot]. A posting contributes
+ * weight * tf / (tf + base + perLength * length). `sums` (zero on the way in, and left so) and
+ * `touched` are scratch of as many entries as there are slots, touched one more.
+ */
+napi_value js_sparse(napi_env env, napi_callback_info info) {
+  size_t argc = 10;
+  napi_value argv[10];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  const char *code = "ERR_VECTOR_SCAN_ARGS";
+  if (argc < 10) return fail(env, code, "sparse(slots, tfs, terms, lengths, mask, base, perLength, k, sums, touched) takes 10 arguments", 0);
+
+  void *info_data, *lengths, *mask, *sums, *touched;
+  size_t info_length, lengths_length, mask_length, sums_length, touched_length, k;
+  double base, per_length;
+  if (!typed_array(env, argv[2], napi_float64_array, &info_data, &info_length) || info_length % 3 != 0)
+    return fail(env, code, "terms must be a Float64Array of (n, weight, bound) triples", 0);
+  if (!typed_array(env, argv[3], napi_float32_array, &lengths, &lengths_length)) return fail(env, code, "lengths must be a Float32Array", 0);
+  if (!typed_array(env, argv[4], napi_uint8_array, &mask, &mask_length)) return fail(env, code, "mask must be a Uint8Array", 0);
+  if (!finite_number(env, argv[5], &base) || !finite_number(env, argv[6], &per_length) || base < 0 || per_length < 0)
+    return fail(env, code, "base and perLength must be finite numbers, not negative", 1);
+  if (!whole_number(env, argv[7], 4294967295.0, &k) || k == 0) return fail(env, code, "k must be a whole number from 1", 1);
+  if (!typed_array(env, argv[8], napi_float64_array, &sums, &sums_length)) return fail(env, code, "sums must be a Float64Array", 0);
+  if (!typed_array(env, argv[9], napi_int32_array, &touched, &touched_length)) return fail(env, code, "touched must be an Int32Array", 0);
+
+  size_t t_count = info_length / 3;
+  bool is_array;
+  uint32_t slots_count = 0, tfs_count = 0;
+  if (napi_is_array(env, argv[0], &is_array) != napi_ok || !is_array || napi_get_array_length(env, argv[0], &slots_count) != napi_ok ||
+      napi_is_array(env, argv[1], &is_array) != napi_ok || !is_array || napi_get_array_length(env, argv[1], &tfs_count) != napi_ok ||
+      slots_count != t_count || tfs_count != t_count)
+    return fail(env, code, "slots and tfs must be arrays with one entry per term", 0);
+
+  size_t capacity = lengths_length;
+  if (mask_length < capacity) capacity = mask_length;
+  if (sums_length < capacity) capacity = sums_length;
+  /* (touched takes one entry past the chunks it lists: see the walk in run) */
+  if (touched_length < capacity + 1) capacity = touched_length > 0 ? touched_length - 1 : 0;
+
+  term *terms = malloc((t_count + 1) * sizeof(term));
+  double *scratch = malloc((t_count + 1 + k) * sizeof(double));
+  if (!terms || !scratch) {
+    free(terms);
+    free(scratch);
+    return fail(env, "ERR_VECTOR_SCAN_MEMORY", "out of memory", 1);
+  }
+  const double *triples = info_data;
+  for (size_t t = 0; t < t_count; t++) {
+    napi_value s, f;
+    void *slots, *tfs;
+    size_t slots_length, tfs_length;
+    const char *problem = NULL;
+    int range = 0;
+    if (napi_get_element(env, argv[0], (uint32_t)t, &s) != napi_ok || !typed_array(env, s, napi_int32_array, &slots, &slots_length))
+      problem = "each term's slots must be an Int32Array";
+    else if (napi_get_element(env, argv[1], (uint32_t)t, &f) != napi_ok || !typed_array(env, f, napi_uint16_array, &tfs, &tfs_length))
+      problem = "each term's tfs must be a Uint16Array";
+    else {
+      range = 1;
+      double n = triples[3 * t], weight = triples[3 * t + 1], bound = triples[3 * t + 2];
+      if (!(n >= 0 && n == floor(n) && n <= (double)slots_length && n <= (double)tfs_length)) problem = "a term's n must be a whole number within its postings";
+      else if (!(weight > 0) || !isfinite(weight) || !(bound >= 0) || !isfinite(bound)) problem = "a term's weight must be positive and its bound not negative, both finite";
+      else terms[t] = (term){slots, tfs, (size_t)n, weight, bound};
+    }
+    if (problem) {
+      free(terms);
+      free(scratch);
+      return fail(env, code, problem, range);
+    }
+  }
+
+  sparse_query q = {terms, t_count, lengths, mask, capacity, base, per_length, k, sums, touched};
+  size_t live = 0;
+  double kth = -INFINITY;
+  int ran = run(&q, &live, &kth, scratch, scratch + t_count + 1);
+  double *sum_of = sums;
+  int32_t *found = touched;
+  size_t out_count = 0;
+  for (size_t i = 0; ran && i < live; i++) out_count += sum_of[found[i]] >= kth;
+
+  napi_value buffer, result;
+  void *out = NULL;
+  napi_status status = ran ? napi_create_arraybuffer(env, out_count * 2 * sizeof(double), &out, &buffer) : napi_generic_failure;
+  size_t o = 0;
+  for (size_t i = 0; i < live; i++) {
+    int32_t slot = found[i];
+    if (status == napi_ok && sum_of[slot] >= kth) {
+      ((double *)out)[o++] = sum_of[slot];
+      ((double *)out)[o++] = (double)slot;
+    }
+    sum_of[slot] = 0; /* (the scratch is zero between queries) */
+  }
+  free(terms);
+  free(scratch);
+  if (!ran) return fail(env, "ERR_VECTOR_SCAN_MEMORY", "out of memory", 1);
+  if (status != napi_ok) return NULL;
+  napi_create_typedarray(env, napi_float64_array, 2 * out_count, buffer, 0, &result);
+  return result;
+}
