@@ -269,7 +269,7 @@ function saturation(tf: number, length: number, avgdl: number): number {
 }
 
 /** A query term in a project's postings, as the BM25 searches walk them. */
-interface SparseTerm {
+interface QueryTerm {
   /** Its position in the query. */
   q: number;
   p: Postings;
@@ -1201,9 +1201,9 @@ export class ModelMemory {
    * highest bound first (ties by query position). One order for both makes their scores equal to
    * the last bit, since a float sum depends on the order of its terms.
    */
-  private sparseTerms(query: SparseVector, project: ProjectData, avgdl: number): SparseTerm[] {
+  private sparseTerms(query: SparseVector, project: ProjectData, avgdl: number): QueryTerm[] {
     const { k1 } = DEFAULT_BM25_OPTIONS;
-    const terms: SparseTerm[] = [];
+    const terms: QueryTerm[] = [];
     for (let i = 0; i < query.indices.length; i++) {
       const p = project.postings.get(query.indices[i]!);
       if (!p || p.df <= 0) continue;
