@@ -281,6 +281,8 @@ napi_value js_sparse(napi_env env, napi_callback_info info) {
   /* (touched takes one entry past the chunks it lists: see the walk in run) */
   if (touched_length < capacity + 1) capacity = touched_length > 0 ? touched_length - 1 : 0;
 
+  /* (no more than there are slots: the heap's scratch is sized by k) */
+  if (k > capacity) k = capacity > 0 ? capacity : 1;
   term *terms = malloc((t_count + 1) * sizeof(term));
   double *scratch = malloc((t_count + 1 + k) * sizeof(double));
   if (!terms || !scratch) {

@@ -92,6 +92,12 @@ describe('sparseTopK (BM25 by MaxScore)', () => {
     expect(hits.slots.sort()).toEqual([0, 3]);
   });
 
+  it('takes a k beyond the slots as all of them', () => {
+    const random = seededRandom(14);
+    const s = scan(random, 300, 3, 1);
+    expect(sorted(sparseTopK({ ...s, k: 4_000_000_000 }))).toEqual(reference({ ...s, k: 300 }));
+  });
+
   it('refuses arguments it cannot read safely with a TypeError or RangeError', () => {
     const random = seededRandom(13);
     const s = scan(random, 100, 2, 5);
