@@ -23,34 +23,37 @@ typedef struct {
   double bound;
 } term;
 
-/* The k-th largest of sums[slots[0..count)] (count >= k >= 1), by a min-heap of k in `heap`. */
+/*
+ * Offers v to a min-heap of at most k values in heap[0..*size): the lowest at the root, so once it
+ * holds k, heap[0] is the k-th largest offered.
+ */
+static void heap_offer(double *heap, size_t *size, size_t k, double v) {
+  if (*size < k) {
+    size_t c = (*size)++;
+    while (c > 0 && heap[(c - 1) / 2] > v) {
+      heap[c] = heap[(c - 1) / 2];
+      c = (c - 1) / 2;
+    }
+    heap[c] = v;
+    return;
+  }
+  if (v <= heap[0]) return;
+  size_t c = 0;
+  for (;;) {
+    size_t l = 2 * c + 1;
+    if (l >= k) break;
+    size_t m = l + 1 < k && heap[l + 1] < heap[l] ? l + 1 : l;
+    if (heap[m] >= v) break;
+    heap[c] = heap[m];
+    c = m;
+  }
+  heap[c] = v;
+}
+
+/* The k-th largest of sums[slots[0..count)] (count >= k >= 1), by a heap of k in `heap`. */
 static double kth_largest(const double *sums, const int32_t *slots, size_t count, size_t k, double *heap) {
-  for (size_t i = 0; i < k; i++) {
-    double v = sums[slots[i]];
-    size_t c = i;
-    while (c > 0) {
-      size_t parent = (c - 1) / 2;
-      if (heap[parent] <= v) break;
-      heap[c] = heap[parent];
-      c = parent;
-    }
-    heap[c] = v;
-  }
-  for (size_t i = k; i < count; i++) {
-    double v = sums[slots[i]];
-    if (v <= heap[0]) continue;
-    size_t c = 0;
-    for (;;) {
-      size_t l = 2 * c + 1;
-      if (l >= k) break;
-      size_t r = l + 1;
-      size_t m = r < k && heap[r] < heap[l] ? r : l;
-      if (heap[m] >= v) break;
-      heap[c] = heap[m];
-      c = m;
-    }
-    heap[c] = v;
-  }
+  size_t size = 0;
+  for (size_t i = 0; i < count; i++) heap_offer(heap, &size, k, sums[slots[i]]);
   return heap[0];
 }
 
@@ -84,6 +87,11 @@ typedef struct {
   double *sums;
   int32_t *touched;
 } sparse_query;
+
+/* What a posting of term p with count tf adds to its slot's score (one expression, as the JS reference sums it). */
+static inline double contribution(const sparse_query *q, const term *p, double tf, int32_t slot) {
+  return (p->weight * tf) / (tf + q->base + q->per_length * (double)q->lengths[slot]);
+}
 
 /* A bound below the threshold, with a margin for rounding: bounds are summed apart from the scores they bound. */
 static inline int below(double bound, double threshold) { return bound < threshold - 1e-9 * fabs(threshold); }
@@ -127,7 +135,7 @@ static int run(const sparse_query *q, size_t *live, double *kth, double *rest, d
          never past capacity + 1 entries, whatever the postings hold. */
       touched[count] = slot;
       count += (sum == 0) & (count < q->capacity);
-      double next = sum + (p->weight * tf) / (tf + q->base + q->per_length * (double)q->lengths[slot]);
+      double next = sum + contribution(q, p, tf, slot);
       sums[slot] = next;
       if (next > best) best = next;
     }
@@ -178,10 +186,7 @@ static int run(const sparse_query *q, size_t *live, double *kth, double *rest, d
       for (; u < t_count; u++) {
         const term *p = &terms[u];
         size_t pos = cursor[u - t] = advance(p->slots, p->n, cursor[u - t], slot);
-        if (pos < p->n && p->slots[pos] == slot) {
-          double tf = p->tfs[pos];
-          sum += (p->weight * tf) / (tf + q->base + q->per_length * (double)q->lengths[slot]);
-        }
+        if (pos < p->n && p->slots[pos] == slot) sum += contribution(q, p, p->tfs[pos], slot);
         if (below(sum + rest[u + 1], threshold)) break;
       }
       if (u < t_count) {
@@ -190,26 +195,8 @@ static int run(const sparse_query *q, size_t *live, double *kth, double *rest, d
       }
       sums[slot] = sum;
       touched[kept++] = slot;
-      /* heap: the k best final scores so far, the lowest at the root */
-      if (done < k) {
-        size_t c = done++;
-        while (c > 0 && heap[(c - 1) / 2] > sum) {
-          heap[c] = heap[(c - 1) / 2];
-          c = (c - 1) / 2;
-        }
-        heap[c] = sum;
-      } else if (sum > heap[0]) {
-        size_t c = 0;
-        for (;;) {
-          size_t l = 2 * c + 1;
-          if (l >= k) break;
-          size_t m = l + 1 < k && heap[l + 1] < heap[l] ? l + 1 : l;
-          if (heap[m] >= sum) break;
-          heap[c] = heap[m];
-          c = m;
-        }
-        heap[c] = sum;
-      }
+      /* heap: the k best final scores so far */
+      heap_offer(heap, &done, k, sum);
       if (done == k && heap[0] > threshold) threshold = heap[0];
     }
     free(cursor);
