@@ -16,7 +16,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import usearch from 'usearch';
-import { scanTopK, sparseTopK } from '@memex/vector-scan';
+import { scanTopK, sparseTopK, type SparseTerm } from '@memex/vector-scan';
 import { matchesFilters, type Filter, type FilterableMemo, type MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, idf, type EncodedDocument, type SparseVector } from '@memex/text';
 import type { CatalogEntry, ChunkCandidate } from './port';
@@ -268,14 +268,9 @@ function saturation(tf: number, length: number, avgdl: number): number {
   return tf / (tf + k1 * (1 - b) + ((k1 * b) / avgdl) * length);
 }
 
-/** A query term in a project's postings, as the BM25 searches walk them. */
-interface QueryTerm {
-  /** Its position in the query. */
+/** A query term in a project's postings, as both BM25 searches walk them (the addon's term, and its position in the query). */
+interface QueryTerm extends SparseTerm {
   q: number;
-  p: Postings;
-  weight: number;
-  /** The most it adds to any chunk's score. */
-  ub: number;
 }
 
 /** int8 codes of `v` spanning the whole range (its largest component at ±127): v ≈ codes × scale. */
@@ -1208,9 +1203,9 @@ export class ModelMemory {
       const p = project.postings.get(query.indices[i]!);
       if (!p || p.df <= 0) continue;
       const weight = idf(project.chunks, p.df) * query.values[i]! * (k1 + 1);
-      if (weight > 0) terms.push({ q: i, p, weight, ub: weight * this.bound(p, avgdl) });
+      if (weight > 0) terms.push({ q: i, slots: p.slots, tfs: p.tfs, n: p.n, weight, bound: weight * this.bound(p, avgdl) });
     }
-    return terms.sort((a, b) => b.ub - a.ub || a.q - b.q);
+    return terms.sort((a, b) => b.bound - a.bound || a.q - b.q);
   }
 
   /** The per-slot sums and the list of slots they touched, sized for this model (zeroed between queries). */
@@ -1241,7 +1236,7 @@ export class ModelMemory {
     const { mask } = this.findable(eligible);
     const { sums, touched } = this.sparseScratch();
     const hits = sparseTopK({
-      terms: terms.map(({ p, weight, ub }) => ({ slots: p.slots, tfs: p.tfs, n: p.n, weight, bound: ub })),
+      terms,
       lengths: this.lengths,
       mask,
       base: k1 * (1 - b),
@@ -1266,11 +1261,11 @@ export class ModelMemory {
     let count = 0;
     const base = k1 * (1 - b);
     const perLength = (k1 * b) / avgdl;
-    for (const { p, weight } of this.sparseTerms(query, project, avgdl)) {
-      for (let j = 0; j < p.n; j++) {
-        const slot = p.slots[j]!;
+    for (const { slots, tfs, n, weight } of this.sparseTerms(query, project, avgdl)) {
+      for (let j = 0; j < n; j++) {
+        const slot = slots[j]!;
         if (mask[slot] !== 1) continue;
-        const tf = p.tfs[j]!;
+        const tf = tfs[j]!;
         if (sums[slot] === 0) touched[count++] = slot;
         sums[slot] = sums[slot]! + (weight * tf) / (tf + base + perLength * this.lengths[slot]!);
       }
