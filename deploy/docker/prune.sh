@@ -8,7 +8,7 @@
 # node_modules holding only the third-party packages those need at run time, installed offline
 # from the pnpm store and hoisted to <out dir>/node_modules, where the bundles resolve them. No
 # TypeScript and no sources go in. The native better-sqlite3 addon is copied from the workspace,
-# where it was compiled once for all images (as is the dense scan's, which pnpm build puts in
+# where it was compiled once for all images (as is the scan addon's, which pnpm build puts in
 # dist), and the bulkiest files no Linux server reads are dropped. Runs in the `memex-build`
 # stage; also runnable on a developer machine after `pnpm install && pnpm build` to inspect or
 # test a tree.
