@@ -319,6 +319,20 @@ function codesShareNorm(dimension: number): boolean {
   return CODE_SPREAD * Math.sqrt(dimension) >= 127;
 }
 
+/** A uuid's first 12 hex digits (`xxxxxxxx-xxxx-`), lower case. */
+const UUID_HEAD = /^[0-9a-f]{8}-[0-9a-f]{4}-/;
+
+/**
+ * A memo id's place in the order of ids as strings, as a number: the first 48 bits of a uuid in its
+ * canonical lower-case form (the memo service's v7 and v5 ids), whose order as numbers is their
+ * order as strings; -1 for any other id. Two ids with different keys, neither -1, are ordered by
+ * their keys; any others by the strings (equal keys: the same memo, or uuids sharing 48 bits).
+ */
+export function memoOrderKey(memoId: string): number {
+  if (!UUID_HEAD.test(memoId)) return -1;
+  return Number.parseInt(memoId.slice(0, 8), 16) * 0x10000 + Number.parseInt(memoId.slice(9, 13), 16);
+}
+
 /** Candidates the SIMD scan passes on at least (before the float query's estimates pick the best). */
 const SIMD_SCAN_MIN_CANDIDATES = 256;
 
@@ -403,6 +417,12 @@ export class ModelMemory {
   private termUsed = 0;
   private termStarts: Int32Array;
   private termCounts: Int32Array;
+  /**
+   * Each slot's memo id as a number in the same order as the ids (see {@link memoOrderKey}), so the
+   * tie-break of equal scores (memo, then chunk: every ranking's top k makes many on a corpus with
+   * repeated passages) compares two numbers, not two chunks' id strings.
+   */
+  private memoOrder: Float64Array;
   /** Per-query scratch for BM25: sums indexed by slot, and the slots touched. */
   private sums = new Float64Array(0);
   private touched = new Int32Array(0);
@@ -450,6 +470,7 @@ export class ModelMemory {
     this.graphKeys = new Int32Array(initialCapacity).fill(-1);
     this.termStarts = new Int32Array(initialCapacity);
     this.termCounts = new Int32Array(initialCapacity);
+    this.memoOrder = new Float64Array(initialCapacity);
     this.dense = { ...DEFAULT_DENSE_OPTIONS, ...options.dense };
     this.fullVectors = options.fullVectors;
     const cacheBytes = options.vectorCacheBytes ?? 0;
@@ -692,6 +713,7 @@ export class ModelMemory {
     if (shrunk) this.shrunk.add(slot);
     this.lengths[slot] = terms.length;
     this.graphKeys[slot] = -1;
+    this.memoOrder[slot] = memoOrderKey(chunk.memoId);
     this.keepTermIds(slot, terms.indices);
     // One object shape for every slot (property reads in the search loops stay monomorphic).
     const stored: StoredChunk = {
@@ -760,6 +782,9 @@ export class ModelMemory {
     const termCounts = new Int32Array(capacity);
     termCounts.set(this.termCounts);
     this.termCounts = termCounts;
+    const memoOrder = new Float64Array(capacity);
+    memoOrder.set(this.memoOrder);
+    this.memoOrder = memoOrder;
   }
 
   /** Appends a slot's term ids to the pool (grown by doubling). */
@@ -818,6 +843,7 @@ export class ModelMemory {
     const lengths = new Float32Array(capacity);
     const termStarts = new Int32Array(capacity);
     const termCounts = new Int32Array(capacity);
+    const memoOrder = new Float64Array(capacity);
     let termUsed = 0;
     for (let old = 0; old < this.slots.length; old++) if (this.slots[old]) termUsed += this.termCounts[old]!;
     const termPool = new Uint32Array(Math.max(4096, termUsed * 2));
@@ -830,6 +856,7 @@ export class ModelMemory {
       codes.set(this.codes.subarray(old * dim, (old + 1) * dim), slot * dim);
       scales[slot] = this.scales[old]!;
       lengths[slot] = this.lengths[old]!;
+      memoOrder[slot] = this.memoOrder[old]!;
       const start = this.termStarts[old]!;
       const count = this.termCounts[old]!;
       termPool.set(this.termPool.subarray(start, start + count), termUsed);
@@ -864,6 +891,7 @@ export class ModelMemory {
     this.termUsed = termUsed;
     this.termStarts = termStarts;
     this.termCounts = termCounts;
+    this.memoOrder = memoOrder;
     this.deadCount = 0;
     this.changeLogStart += this.changeLog.length;
     this.changeLog = [];
@@ -971,6 +999,9 @@ export class ModelMemory {
 
   /** Equal scores: memo uuid, then chunk index. */
   private compareSlots(a: number, b: number): number {
+    const keyA = this.memoOrder[a]!;
+    const keyB = this.memoOrder[b]!;
+    if (keyA !== keyB && keyA >= 0 && keyB >= 0) return keyA - keyB;
     const x = this.slots[a]!;
     const y = this.slots[b]!;
     return x.memoId < y.memoId ? -1 : x.memoId > y.memoId ? 1 : x.index - y.index;

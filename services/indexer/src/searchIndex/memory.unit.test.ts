@@ -4,7 +4,8 @@ import { seededRandom } from '@memex/testing';
 import { encodeQuery, termFrequencies } from '@memex/text';
 import { attrs } from '../testing/memos';
 import { encodeFloat16, readHalves } from './float16';
-import { CatalogMemory, ModelMemory, type DenseSearchOptions } from './memory';
+import { CatalogMemory, ModelMemory, memoOrderKey, type DenseSearchOptions } from './memory';
+import { compareChunks } from './topK';
 
 describe('ModelMemory', () => {
   it.each([
@@ -49,6 +50,67 @@ describe('ModelMemory', () => {
     memory.removeMemo('memo-0');
     expect(memory.searchDense(Float32Array.from([1, 0]), catalog.eligible('p', []), 1, catalog, 'p')[0]!.memoId).toBe('memo-10');
     expect(memory.searchDense(Float32Array.from([-1, 0]), catalog.eligible('p', []), 2, catalog, 'p').map((h) => h.memoId)).toEqual(['memo-5990', 'memo-5980']);
+  });
+});
+
+describe('ModelMemory tie order', () => {
+  it('memoOrderKey orders canonical uuids as their strings and marks any other id -1', () => {
+    const random = seededRandom(11);
+    const hex = (n: number) => Array.from({ length: n }, () => Math.floor(random() * 16).toString(16)).join('');
+    // (a few shared heads: uuids whose first 48 bits agree, as v7 ids made in the same millisecond)
+    const heads = Array.from({ length: 5 }, () => `${hex(8)}-${hex(4)}`);
+    const ids = Array.from({ length: 400 }, (_, i) => `${i % 3 === 0 ? heads[i % 5]! : `${hex(8)}-${hex(4)}`}-7${hex(3)}-${hex(4)}-${hex(12)}`);
+    for (let i = 0; i < ids.length; i++) {
+      for (let j = 0; j < ids.length; j += 7) {
+        const [a, b] = [memoOrderKey(ids[i]!), memoOrderKey(ids[j]!)];
+        if (a !== b) expect(Math.sign(a - b), `${ids[i]} ${ids[j]}`).toBe(ids[i]! < ids[j]! ? -1 : 1);
+      }
+    }
+    expect(memoOrderKey('ffffffff-ffff-7fff-bfff-ffffffffffff')).toBe(2 ** 48 - 1);
+    expect(memoOrderKey('00000000-0000-7000-8000-000000000000')).toBe(0);
+    for (const other of ['memo-1', 'ABCDEF01-2345-7000-8000-000000000000', 'abcdef01-2345', '', 'abcdef0-12345-']) expect(memoOrderKey(other)).toBe(-1);
+  });
+
+  it('orders equally scored chunks by memo id, then chunk, whatever form the ids take, in both rankings and after a compaction', () => {
+    const random = seededRandom(3);
+    const hex = (n: number) => Array.from({ length: n }, () => Math.floor(random() * 16).toString(16)).join('');
+    const shared = `${hex(8)}-${hex(4)}`;
+    // Canonical uuids (some sharing their first 48 bits), upper-case ones, and ids of another form.
+    const memoId = (m: number) =>
+      m % 5 === 0
+        ? `${shared}-7${hex(3)}-8${hex(3)}-${hex(12)}`
+        : m % 5 === 1
+          ? `memo-${hex(6)}`
+          : m % 5 === 2
+            ? `${hex(8)}-${hex(4)}-7${hex(3)}-8${hex(3)}-${hex(12)}`.toUpperCase()
+            : `${hex(8)}-${hex(4)}-7${hex(3)}-8${hex(3)}-${hex(12)}`;
+    const fill = (memos: number) => {
+      const catalog = new CatalogMemory();
+      const memory = new ModelMemory(2, 16);
+      const ids = Array.from({ length: memos }, (_, m) => memoId(m));
+      for (const id of ids) {
+        catalog.set({ memoId: id, projectId: 'p', version: 1, memo: attrs('p', id) });
+        // Every chunk the same text and vector: every score ties, only the tie-break orders them.
+        for (let c = 0; c < 2; c++) {
+          memory.add({ chunkId: `${id}/${c}`, memoId: id, projectId: 'p', revision: 1, index: c, content: 'harbour crane' }, Float32Array.from([0.6, 0.8]), termFrequencies('harbour crane'));
+        }
+      }
+      return { catalog, memory, ids };
+    };
+    const expected = (alive: string[]) => alive.flatMap((id) => [0, 1].map((chunkIndex) => ({ memoId: id, chunkIndex }))).sort(compareChunks).slice(0, 25);
+    const pick = (hits: { memoId: string; chunkIndex: number }[]) => hits.map(({ memoId: id, chunkIndex }) => ({ memoId: id, chunkIndex }));
+
+    // BM25, over enough memos that removing most of them compacts the memory (slots move, keys with them).
+    const large = fill(6_000);
+    const sparse = () => pick(large.memory.searchSparse(encodeQuery('crane'), 'p', large.catalog.eligible('p', []), 25, large.catalog));
+    expect(sparse()).toEqual(expected(large.ids));
+    const alive = large.ids.filter((_, m) => m % 4 === 0);
+    for (const [m, id] of large.ids.entries()) if (m % 4 !== 0) large.memory.removeMemo(id);
+    expect(sparse()).toEqual(expected(alive));
+
+    // Dense, over fewer tied chunks than its scan passes on (beyond that, the scan keeps the lowest slots of a tie).
+    const small = fill(100);
+    expect(pick(small.memory.searchDense(Float32Array.from([0.6, 0.8]), small.catalog.eligible('p', []), 25, small.catalog, 'p'))).toEqual(expected(small.ids));
   });
 });
 
