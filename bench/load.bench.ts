@@ -10,7 +10,12 @@
  * request (where the time goes; the load generator itself runs in this process). `--scale` is passed to `pnpm start`
  * (e.g. `--scale search=1`: a search-only indexer beside the one that indexes).
  *
- *   tsx bench/load.bench.ts [--memos 2000] [--duration 10] [--scale search=1]
+ * `--compare VAR=value[,VAR=value]` measures a setting against the default on the same seeded data:
+ * the loads run with the stack as started (A), then again after a restart with those variables (B),
+ * `--rounds` times each, alternated (A B A B...), and a summary puts the rounds side by side. The
+ * mixed loads' POSTs add memos as the rounds go, so later rounds search a few more chunks.
+ *
+ *   tsx bench/load.bench.ts [--memos 2000] [--duration 10] [--scale search=1] [--compare INDEXER_SCAN_THREAD=true] [--rounds 2]
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -26,10 +31,29 @@ import { waitProcessed } from './support/processed';
 import { pool, printTable } from './support/stats';
 
 const { values } = parseArgs({
-  options: { memos: { type: 'string', default: '2000' }, duration: { type: 'string', default: '10' }, scale: { type: 'string', default: '' } },
+  options: {
+    memos: { type: 'string', default: '2000' },
+    duration: { type: 'string', default: '10' },
+    scale: { type: 'string', default: '' },
+    compare: { type: 'string', default: '' },
+    rounds: { type: 'string', default: '1' },
+  },
 });
 const MEMOS = Number(values.memos);
 const durationS = Number(values.duration);
+const ROUNDS = Number(values.rounds);
+/** The variables of `--compare`, by name (none: one variant, the stack as started). */
+const compared: Record<string, string> = Object.fromEntries(
+  values.compare
+    .split(',')
+    .filter((pair) => pair.trim() !== '')
+    .map((pair) => {
+      const at = pair.indexOf('=');
+      if (at <= 0) throw new Error(`--compare takes VAR=value pairs separated by commas, not '${pair}'`);
+      return [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
+    }),
+);
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error('--rounds takes a whole number from 1');
 
 const queries = readFileSync(path.join(REPO_ROOT, '..', 'shared', 'eval', 'vaswani', 'queries.jsonl'), 'utf8')
   .trim()
@@ -62,31 +86,57 @@ try {
   const get = { label: 'GET', method: 'GET' as const, path: memoPath };
   const post = { label: 'POST', method: 'POST' as const, path: '/api/v1/memo', body: memoBody };
   const mixed = [search, get, search, get, post];
-  const cpuRows: [string, string][] = [];
   /** One load, with the CPU milliseconds each process of the stack spent per request. */
-  const measured = async (label: string, requests: Parameters<typeof load>[1]['requests'], connections: number): Promise<LoadResult> => {
+  const measured = async (label: string, requests: Parameters<typeof load>[1]['requests'], connections: number, cpuRows: [string, string][]) => {
     const before = cpuSnapshot(stack.process.pid!);
     const result = await load(label, { url: stack.base, headers, requests, connections, durationS });
     const total = result.requestsPerSecond * durationS;
     const cpu = cpuBetween(before, cpuSnapshot(stack.process.pid!));
     cpuRows.push([label, cpu.map(([name, seconds]) => `${name} ${((1000 * seconds) / total).toFixed(2)}`).join(', ')]);
-    return result;
+    return { result, cpu: new Map(cpu.map(([name, seconds]) => [name, (1000 * seconds) / total])) };
   };
-  const runs: [LoadResult, string][] = [
-    [await measured('anchor: GET /api/v1/memo/{id}, c=32', [get], 32), ''],
-    [await measured('search, c=32', [search], 32), 'goal ≥ 1,000 req/s, p99 ≤ 50 ms'],
-    [await measured('mixed 40% search / 40% GET / 20% POST, c=32', mixed, 32), ''],
-    [await measured('mixed, c=200', mixed, 200), 'goal p99 ≤ 250 ms, no errors'],
-  ];
-  const anchor = runs[0]![0].requestsPerSecond;
-  printTable(
-    `HTTPS load on ${chunks} chunks (${MEMOS} memos)${values.scale ? `, --scale ${values.scale}` : ''}, ${durationS} s each (2 cores shared by the load generator and every process)`,
-    runs.flatMap(([r, goal]): [string, string][] => [
-      [r.label, `${formatLoad(r)}   ${r === runs[0]![0] ? '' : `${((r.requestsPerSecond / anchor) * 100).toFixed(0)}% of the anchor`}${goal ? `   (${goal})` : ''}`],
-      ...(r.byKind ?? []).map((k): [string, string] => [`  ${k.kind}`, `${String(k.count).padStart(6)} answered  p50 ${k.p50.toFixed(1).padStart(5)} ms   p99 ${k.p99.toFixed(1).padStart(6)} ms`]),
-    ]),
-  );
-  printTable('CPU per request, ms, by process', cpuRows);
+  /** The four loads on the stack as it runs now, printed under `title`. */
+  const suite = async (title: string) => {
+    const cpuRows: [string, string][] = [];
+    const runs: [Awaited<ReturnType<typeof measured>>, string][] = [
+      [await measured('anchor: GET /api/v1/memo/{id}, c=32', [get], 32, cpuRows), ''],
+      [await measured('search, c=32', [search], 32, cpuRows), 'goal ≥ 1,000 req/s, p99 ≤ 50 ms'],
+      [await measured('mixed 40% search / 40% GET / 20% POST, c=32', mixed, 32, cpuRows), ''],
+      [await measured('mixed, c=200', mixed, 200, cpuRows), 'goal p99 ≤ 250 ms, no errors'],
+    ];
+    const anchor = runs[0]![0].result.requestsPerSecond;
+    printTable(
+      `${title}, ${durationS} s each (2 cores shared by the load generator and every process)`,
+      runs.flatMap(([{ result: r }, goal], i): [string, string][] => [
+        [r.label, `${formatLoad(r)}   ${i === 0 ? '' : `${((r.requestsPerSecond / anchor) * 100).toFixed(0)}% of the anchor`}${goal ? `   (${goal})` : ''}`],
+        ...(r.byKind ?? []).map((k): [string, string] => [`  ${k.kind}`, `${String(k.count).padStart(6)} answered  p50 ${k.p50.toFixed(1).padStart(5)} ms   p99 ${k.p99.toFixed(1).padStart(6)} ms`]),
+      ]),
+    );
+    printTable('CPU per request, ms, by process', cpuRows);
+    return runs.map(([run]) => run);
+  };
+  const title = `HTTPS load on ${chunks} chunks (${MEMOS} memos)${values.scale ? `, --scale ${values.scale}` : ''}`;
+  const variants = Object.keys(compared).length === 0 ? [{ name: 'A', env: {} }] : [{ name: 'A (as started)', env: {} }, { name: `B (${values.compare})`, env: compared }];
+  const summary: [string, string][] = [];
+  let running = variants[0]!;
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const variant of variants) {
+      if (variant !== running) {
+        await stack.restart(variant.env);
+        running = variant;
+      }
+      const label = variants.length > 1 || ROUNDS > 1 ? `${variant.name}, round ${round}` : '';
+      const [anchor, alone, mixed32, mixed200] = await suite(label ? `${title}, ${label}` : title);
+      const share = (r: LoadResult) => `${r.requestsPerSecond.toFixed(0)} req/s (${((r.requestsPerSecond / anchor!.result.requestsPerSecond) * 100).toFixed(0)}%) p99 ${r.p99.toFixed(0)} ms`;
+      if (label) {
+        summary.push([
+          label,
+          `anchor ${anchor!.result.requestsPerSecond.toFixed(0)} | search ${share(alone!.result)}, indexer ${(alone!.cpu.get('indexer') ?? 0).toFixed(2)} ms | mixed c=32 ${share(mixed32!.result)} | c=200 ${share(mixed200!.result)}, errors ${mixed200!.result.errors}`,
+        ]);
+      }
+    }
+  }
+  if (summary.length > 0) printTable('Rounds side by side (req/s, share of the GET anchor, p99; indexer CPU per search)', summary);
   const deaths = stack.output().split('\n').filter((l) => /\[memex\] .*exited|nhandled|uncaught/i.test(l));
   if (deaths.length > 0) console.error(`\nservices died during the run:\n${stack.output()}`);
 } finally {

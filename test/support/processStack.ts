@@ -21,10 +21,16 @@ export interface ProcessStack {
   env: Record<string, string>;
   /** A keep-alive HTTPS agent trusting the stack's certificate. */
   agent: Agent;
-  process: ChildProcess;
+  /** The running `pnpm start` process (another one after a restart). */
+  readonly process: ChildProcess;
   /** Another project with its key, made with the CLI as an operator would. */
   createProject(name: string): Promise<{ key: string; projectId: string }>;
   output(): string;
+  /**
+   * Stops the stack and starts it again on the same data, ports, project and key, with `env` over
+   * the variables it started with (benchmarks compare settings on one seeded data set this way).
+   */
+  restart(env: Record<string, string>): Promise<void>;
   stop(): Promise<number | null>;
 }
 
@@ -34,16 +40,30 @@ export async function startProcessStack(env: Record<string, string> = {}, args: 
   const natsPort = await freePort();
   const natsUrl = `nats://127.0.0.1:${natsPort}`;
   const fullEnv = { MEMEX_PORT: String(port), MEMEX_DATA_DIR: dir.path, NATS_URL: natsUrl, LOG_LEVEL: 'warn', ...env };
-  const child = await spawnStart(args, fullEnv);
   let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  try {
-    await eventually(() => output.includes('[memex] ready'), 120_000, 200);
-  } catch (error) {
-    child.kill('SIGKILL');
-    throw new Error(`stack did not become ready: ${(error as Error).message}\n${output}`);
-  }
+  const launch = async (launchEnv: Record<string, string>): Promise<ChildProcess> => {
+    const started = await spawnStart(args, launchEnv);
+    output = '';
+    started.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    started.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    try {
+      await eventually(() => output.includes('[memex] ready'), 120_000, 200);
+    } catch (error) {
+      started.kill('SIGKILL');
+      throw new Error(`stack did not become ready: ${(error as Error).message}\n${output}`);
+    }
+    return started;
+  };
+  const halt = async (running: ChildProcess): Promise<number | null> => {
+    if (running.exitCode === null && running.signalCode === null) running.kill('SIGINT');
+    const code = await Promise.race([exited(running), new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 20_000))]);
+    if (code === 'timeout') {
+      running.kill('SIGKILL');
+      await exited(running);
+    }
+    return code === 'timeout' ? null : code;
+  };
+  let child = await launch(fullEnv);
   const createProject = async (name: string) => {
     const created = await runTs('packages/cli/src/main.ts', ['project', 'create', '--name', name, '--json'], fullEnv);
     if (created.code !== 0) throw new Error(`memex project create failed: ${created.stderr}`);
@@ -64,19 +84,21 @@ export async function startProcessStack(env: Record<string, string> = {}, args: 
     projectId,
     env: fullEnv,
     agent,
-    process: child,
+    get process() {
+      return child;
+    },
     createProject,
     output: () => output,
+    async restart(overrides) {
+      const code = await halt(child);
+      if (code !== 0) throw new Error(`the stack exited with ${code} when stopped for a restart:\n${output}`);
+      child = await launch({ ...fullEnv, ...overrides });
+    },
     async stop() {
       agent.destroy();
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
-      const code = await Promise.race([exited(child), new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 20_000))]);
-      if (code === 'timeout') {
-        child.kill('SIGKILL');
-        await exited(child);
-      }
+      const code = await halt(child);
       dir.remove();
-      return code === 'timeout' ? null : code;
+      return code;
     },
   };
 }
