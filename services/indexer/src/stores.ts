@@ -11,6 +11,9 @@ import type { SearchIndex } from './searchIndex/port';
  * cores. On 2 cores that also run the gateway, NATS and the clients, the thread took the whole
  * stack's throughput down under mixed load (bench:load at 33k chunks: 17% vs 24% of the GET
  * anchor, the indexer's CPU per request +30-67%), though it speeds one search up by a fifth there.
+ * At 100k chunks too (`bench:load --memos 72000 --compare INDEXER_SCAN_THREAD=true --rounds 2`):
+ * searches alone 780-827 vs 596-769 req/s with it, but mixed loads 715-824 vs 738-987 req/s at
+ * c=32 and 844-1,044 vs 984-1,228 at c=200.
  */
 export function scanThreadEnabled(setting: IndexerConfig['INDEXER_SCAN_THREAD'], cores = availableParallelism()): boolean {
   return setting === 'auto' ? cores > 2 : setting === 'true';
