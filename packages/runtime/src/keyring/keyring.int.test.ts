@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -97,6 +98,46 @@ describe('keyring (crypto-shredding)', () => {
     tampered[20]! ^= 1;
     await expect(ring.open('p', m1, tampered)).rejects.toBeInstanceOf(SealBrokenError);
     ring.close();
+  });
+
+  it('reads keys it did not create by direct get on its reply inbox, and finds none for a memo never keyed or shredded', async () => {
+    const maker = await Keyring.open(nc);
+    const m = randomUUID();
+    await maker.create('p', m);
+    const sealed = await maker.seal('p', m, Buffer.from('read elsewhere'));
+    // Who asks JetStream for keys, seen from another connection.
+    const replies: string[] = [];
+    const spy = other.subscribe(`$JS.API.DIRECT.GET.KV_${Buckets.memoKeys}.>`, { callback: (_, msg) => replies.push(msg.reply ?? '') });
+    await other.flush();
+    const reader = await Keyring.open(other);
+    expect((await reader.open('p', m, sealed)).toString()).toBe('read elsewhere');
+    expect(await reader.has('p', randomUUID())).toBe(false);
+    await maker.shred('p', m);
+    const late = await Keyring.open(other);
+    expect(await late.has('p', m)).toBe(false);
+    await expect(late.open('p', m, sealed)).rejects.toBeInstanceOf(KeyErasedError);
+    await other.flush();
+    spy.unsubscribe();
+    // Three reads by the readers (the key, an unknown memo's, the shredded one's), none through nats.js's request().
+    expect(replies.filter((r) => r.startsWith('_INBOX.memex.')).length).toBeGreaterThanOrEqual(3);
+    for (const r of [maker, reader, late]) r.close();
+  });
+
+  it('reads keys through kv.get where the bucket has no direct gets', async () => {
+    const bucket = `keys-${randomUUID().slice(0, 8)}`;
+    await new Kvm(nc).create(bucket, { history: 1, allow_direct: false });
+    expect((await (await jetstreamManager(nc)).streams.info(`KV_${bucket}`)).config.allow_direct).toBe(false);
+    const maker = await Keyring.open(nc, { bucket });
+    const m = randomUUID();
+    await maker.create('p', m);
+    const sealed = await maker.seal('p', m, Buffer.from('no direct gets'));
+    const reader = await Keyring.open(other, { bucket });
+    expect((await reader.open('p', m, sealed)).toString()).toBe('no direct gets');
+    expect(await reader.has('p', randomUUID())).toBe(false);
+    await maker.shred('p', m);
+    const late = await Keyring.open(other, { bucket });
+    expect(await late.has('p', m)).toBe(false);
+    for (const r of [maker, reader, late]) r.close();
   });
 
   it('resolves racing creators to one key', async () => {

@@ -5,6 +5,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { Buckets } from '@memex/contracts';
 import { deflateIfSmaller } from '../compression';
+import { requestReply } from '../nats/replyInbox';
 
 /**
  * Format byte of sealed data, so the scheme can change without guessing: 1, AES-256-GCM of the bytes;
@@ -15,6 +16,10 @@ const DEFLATED = 2;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
+/** The header of a KV marker message: DEL or PURGE (a value has none). */
+const KV_OPERATION = 'KV-Operation';
+/** How long a key's read waits for JetStream (nats.js's JetStream default). */
+const READ_TIMEOUT_MS = 5_000;
 
 /** The memo's data key is gone: everything sealed with it is erased. Consumers ack and skip. */
 export class KeyErasedError extends Error {
@@ -76,9 +81,12 @@ export class Keyring {
   private watching: { stop(): void } | undefined;
 
   private constructor(
+    private readonly nc: NatsConnection,
     private readonly kv: KV,
     private readonly jsm: JetStreamManager,
     private readonly bucket: string,
+    /** Whether the bucket's stream answers direct gets (see `stored`). */
+    private readonly direct: boolean,
     options: KeyringOptions,
   ) {
     this.cacheSize = options.cacheSize ?? 10_000;
@@ -88,7 +96,9 @@ export class Keyring {
   static async open(nc: NatsConnection, options: KeyringOptions = {}): Promise<Keyring> {
     const bucket = options.bucket ?? Buckets.memoKeys;
     const kv = await new Kvm(nc).create(bucket, { history: 1, replicas: options.replicas ?? 1, storage: 'file' });
-    const ring = new Keyring(kv, await jetstreamManager(nc), bucket, options);
+    const jsm = await jetstreamManager(nc);
+    const direct = (await jsm.streams.info(`KV_${bucket}`)).config.allow_direct === true;
+    const ring = new Keyring(nc, kv, jsm, bucket, direct, options);
     await ring.watchShreds();
     return ring;
   }
@@ -131,11 +141,33 @@ export class Keyring {
       this.cache.set(id, cached);
       return cached;
     }
-    const entry = await this.kv.get(id);
-    if (!entry || entry.operation !== 'PUT' || entry.length !== KEY_BYTES) return undefined;
-    const key = Buffer.from(entry.value);
+    const value = await this.stored(id);
+    if (!value || value.length !== KEY_BYTES) return undefined;
+    const key = Buffer.from(value);
     this.remember(id, key);
     return key;
+  }
+
+  /**
+   * A key's stored bytes, undefined when it has none (never created, or shredded: a purge marker).
+   * Read by JetStream's direct get on the connection's shared reply inbox, not `kv.get`: nats.js
+   * settles every request it makes by building an Error with its stack trace, and each service reads
+   * each memo's key once (a seeding of 72k memos spent ~12 s of CPU across the stack building them).
+   * A bucket whose stream has no direct gets (made by another client) is read by `kv.get`.
+   */
+  private async stored(id: string): Promise<Uint8Array | undefined> {
+    if (!this.direct) {
+      const entry = await this.kv.get(id);
+      return entry && entry.operation === 'PUT' ? entry.value : undefined;
+    }
+    const subject = `$JS.API.DIRECT.GET.KV_${this.bucket}.$KV.${this.bucket}.${id}`;
+    const msg = await requestReply(this.nc, subject, new Uint8Array(0), { timeoutMs: READ_TIMEOUT_MS });
+    const code = msg.headers?.code ?? 0;
+    if (code === 404) return undefined;
+    if (code !== 0) throw new Error(`JetStream answered the read of a memo key with ${code} ${msg.headers?.description ?? ''}`.trim());
+    // (a shredded key's last message is its purge marker; a delete marker reads as gone too)
+    const operation = msg.headers?.get(KV_OPERATION) || 'PUT';
+    return operation === 'PUT' ? msg.data : undefined;
   }
 
   private remember(id: string, key: Buffer): void {
