@@ -107,7 +107,7 @@ describe('keyring (crypto-shredding)', () => {
     const sealed = await maker.seal('p', m, Buffer.from('read elsewhere'));
     // Who asks JetStream for keys, seen from another connection.
     const replies: string[] = [];
-    const spy = other.subscribe(`$JS.API.DIRECT.GET.KV_${Buckets.memoKeys}.>`, { callback: (_, msg) => replies.push(msg.reply ?? '') });
+    const spy = other.subscribe(`$JS.API.DIRECT.GET.KV_${Buckets.memoKeys}.>`, { callback: (_, msg) => void replies.push(msg.reply ?? '') });
     await other.flush();
     const reader = await Keyring.open(other);
     expect((await reader.open('p', m, sealed)).toString()).toBe('read elsewhere');
