@@ -100,15 +100,17 @@ describe('keyring (crypto-shredding)', () => {
     ring.close();
   });
 
-  it('reads keys it did not create by direct get on its reply inbox, and finds none for a memo never keyed or shredded', async () => {
+  it('creates and reads keys on its reply inbox, finds none for a memo never keyed or shredded, and keys a shredded memo again only by create', async () => {
+    // Who asks JetStream for keys and stores them, seen from another connection.
+    const replies: string[] = [];
+    const spies = [`$JS.API.DIRECT.GET.KV_${Buckets.memoKeys}.>`, `$KV.${Buckets.memoKeys}.>`].map((subject) =>
+      other.subscribe(subject, { callback: (_, msg) => void replies.push(`${msg.subject.startsWith('$KV.') ? 'create' : 'read'} ${msg.reply ?? ''}`) }),
+    );
+    await other.flush();
     const maker = await Keyring.open(nc);
     const m = randomUUID();
     await maker.create('p', m);
     const sealed = await maker.seal('p', m, Buffer.from('read elsewhere'));
-    // Who asks JetStream for keys, seen from another connection.
-    const replies: string[] = [];
-    const spy = other.subscribe(`$JS.API.DIRECT.GET.KV_${Buckets.memoKeys}.>`, { callback: (_, msg) => void replies.push(msg.reply ?? '') });
-    await other.flush();
     const reader = await Keyring.open(other);
     expect((await reader.open('p', m, sealed)).toString()).toBe('read elsewhere');
     expect(await reader.has('p', randomUUID())).toBe(false);
@@ -116,10 +118,17 @@ describe('keyring (crypto-shredding)', () => {
     const late = await Keyring.open(other);
     expect(await late.has('p', m)).toBe(false);
     await expect(late.open('p', m, sealed)).rejects.toBeInstanceOf(KeyErasedError);
+    // Keyed again (its subject holds the purge marker, so the first-write publish is refused): a new key.
+    await maker.create('p', m);
+    const again = await maker.seal('p', m, Buffer.from('a new key'));
+    expect((await late.open('p', m, again)).toString()).toBe('a new key');
+    await expect(late.open('p', m, sealed)).rejects.toBeInstanceOf(SealBrokenError);
     await other.flush();
-    spy.unsubscribe();
-    // Three reads by the readers (the key, an unknown memo's, the shredded one's), none through nats.js's request().
-    expect(replies.filter((r) => r.startsWith('_INBOX.memex.')).length).toBeGreaterThanOrEqual(3);
+    await nc.flush();
+    for (const spy of spies) spy.unsubscribe();
+    // The first create and the readers' reads went through the shared inbox, not nats.js's request().
+    expect(replies.filter((r) => r.startsWith('create _INBOX.memex.')).length).toBeGreaterThanOrEqual(1);
+    expect(replies.filter((r) => r.startsWith('read _INBOX.memex.')).length).toBeGreaterThanOrEqual(3);
     for (const r of [maker, reader, late]) r.close();
   });
 

@@ -2,10 +2,11 @@ import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:
 import { inflateRawSync } from 'node:zlib';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import type { NatsConnection } from '@nats-io/nats-core';
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
 import { Buckets } from '@memex/contracts';
 import { deflateIfSmaller } from '../compression';
 import { requestReply } from '../nats/replyInbox';
+import { publishToStream } from '../nats/streamPublish';
 
 /**
  * Format byte of sealed data, so the scheme can change without guessing: 1, AES-256-GCM of the bytes;
@@ -18,7 +19,9 @@ const TAG_BYTES = 16;
 const KEY_BYTES = 32;
 /** The header of a KV marker message: DEL or PURGE (a value has none). */
 const KV_OPERATION = 'KV-Operation';
-/** How long a key's read waits for JetStream (nats.js's JetStream default). */
+/** JetStream stores a publish carrying this header only if its subject's last message has that sequence (0: none). */
+const EXPECTED_LAST_SUBJECT_SEQUENCE = 'Nats-Expected-Last-Subject-Sequence';
+/** How long a key's read or first write waits for JetStream (nats.js's JetStream default). */
 const READ_TIMEOUT_MS = 5_000;
 
 /** The memo's data key is gone: everything sealed with it is erased. Consumers ack and skip. */
@@ -122,6 +125,23 @@ export class Keyring {
   async create(projectId: string, memoId: string): Promise<void> {
     const id = kvKey(projectId, memoId);
     if (this.cache.has(id)) return;
+    if (this.direct) {
+      // The usual case, a memo never keyed: stored only if its subject has no message yet, published
+      // on the shared reply inbox (nats.js's kv.create is a request(): an Error per call, see
+      // `stored`). Anything else (the key exists, a shredded memo keyed again, no answer) goes the
+      // long way below, where a key this publish did store is the one found.
+      const key = randomBytes(KEY_BYTES);
+      const headers = natsHeaders();
+      headers.set(EXPECTED_LAST_SUBJECT_SEQUENCE, '0');
+      const stored = await publishToStream(this.nc, `$KV.${this.bucket}.${id}`, key, { headers, timeoutMs: READ_TIMEOUT_MS }).then(
+        () => true,
+        () => false,
+      );
+      if (stored) {
+        this.remember(id, key);
+        return;
+      }
+    }
     try {
       const key = randomBytes(KEY_BYTES);
       await this.kv.create(id, key);
