@@ -145,10 +145,15 @@ export const ObjectBuckets = {
 } as const;
 
 /**
- * Our headers. Only `Nats-Msg-Id` carries the reserved prefix (JetStream dedupe); the rest are ours.
+ * Our headers, and the JetStream ones we set or read by hand (the `Nats-` prefix, and KV's marker).
  */
 export const Headers = {
+  /** JetStream stores a message id once within the stream's duplicate window. */
   msgId: 'Nats-Msg-Id',
+  /** JetStream stores the publish only if its subject's last message has this sequence (0: none yet). */
+  expectedLastSubjectSequence: 'Nats-Expected-Last-Subject-Sequence',
+  /** A KV marker message's operation, DEL or PURGE (a value has none). */
+  kvOperation: 'KV-Operation',
   requestId: 'Memex-Request-Id',
   correlationId: 'Memex-Correlation-Id',
   /** Epoch milliseconds after which the caller no longer waits: the command is dropped, not run late. */

@@ -3,7 +3,7 @@ import { inflateRawSync } from 'node:zlib';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
-import { Buckets } from '@memex/contracts';
+import { Buckets, Headers } from '@memex/contracts';
 import { deflateIfSmaller } from '../compression';
 import { requestReply } from '../nats/replyInbox';
 import { publishToStream } from '../nats/streamPublish';
@@ -17,12 +17,8 @@ const DEFLATED = 2;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
-/** The header of a KV marker message: DEL or PURGE (a value has none). */
-const KV_OPERATION = 'KV-Operation';
-/** JetStream stores a publish carrying this header only if its subject's last message has that sequence (0: none). */
-const EXPECTED_LAST_SUBJECT_SEQUENCE = 'Nats-Expected-Last-Subject-Sequence';
 /** How long a key's read or first write waits for JetStream (nats.js's JetStream default). */
-const READ_TIMEOUT_MS = 5_000;
+const JETSTREAM_TIMEOUT_MS = 5_000;
 
 /** The memo's data key is gone: everything sealed with it is erased. Consumers ack and skip. */
 export class KeyErasedError extends Error {
@@ -132,8 +128,8 @@ export class Keyring {
       // long way below, where a key this publish did store is the one found.
       const key = randomBytes(KEY_BYTES);
       const headers = natsHeaders();
-      headers.set(EXPECTED_LAST_SUBJECT_SEQUENCE, '0');
-      const stored = await publishToStream(this.nc, `$KV.${this.bucket}.${id}`, key, { headers, timeoutMs: READ_TIMEOUT_MS }).then(
+      headers.set(Headers.expectedLastSubjectSequence, '0');
+      const stored = await publishToStream(this.nc, this.keySubject(id), key, { headers, timeoutMs: JETSTREAM_TIMEOUT_MS }).then(
         () => true,
         () => false,
       );
@@ -180,14 +176,19 @@ export class Keyring {
       const entry = await this.kv.get(id);
       return entry && entry.operation === 'PUT' ? entry.value : undefined;
     }
-    const subject = `$JS.API.DIRECT.GET.KV_${this.bucket}.$KV.${this.bucket}.${id}`;
-    const msg = await requestReply(this.nc, subject, new Uint8Array(0), { timeoutMs: READ_TIMEOUT_MS });
+    const subject = `$JS.API.DIRECT.GET.KV_${this.bucket}.${this.keySubject(id)}`;
+    const msg = await requestReply(this.nc, subject, new Uint8Array(0), { timeoutMs: JETSTREAM_TIMEOUT_MS });
     const code = msg.headers?.code ?? 0;
     if (code === 404) return undefined;
     if (code !== 0) throw new Error(`JetStream answered the read of a memo key with ${code} ${msg.headers?.description ?? ''}`.trim());
     // (a shredded key's last message is its purge marker; a delete marker reads as gone too)
-    const operation = msg.headers?.get(KV_OPERATION) || 'PUT';
+    const operation = msg.headers?.get(Headers.kvOperation) || 'PUT';
     return operation === 'PUT' ? msg.data : undefined;
+  }
+
+  /** The subject of a key's messages in the bucket's stream (as nats.js's KV writes them). */
+  private keySubject(id: string): string {
+    return `$KV.${this.bucket}.${id}`;
   }
 
   private remember(id: string, key: Buffer): void {
