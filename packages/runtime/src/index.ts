@@ -6,7 +6,7 @@ export { checkpointAfterErase, GroupCommit, groupCommit, openSqlite, type OpenSq
 export { compressText, decompressText, deflateIfSmaller } from './compression';
 export type { SqliteDatabase } from './sqlite';
 
-export { DEFAULT_NATS_WRITE_DELAY_MS, PING_INTERVAL_MS, connectNats, natsConnected, subscriptionsServed } from './nats/connection';
+export { PING_INTERVAL_MS, connectNats, natsConnected, subscriptionsServed } from './nats/connection';
 export type { ConnectOptions, NatsAuth } from './nats/connection';
 export { decodeJson, encodeJson } from './nats/codec';
 export { fromNatsError, transientNatsError } from './nats/errors';
