@@ -189,3 +189,4 @@ export type {
   MemoLogRequest,
   MemoStatusReply,
 } from './queries';
+export { searchResultItem } from './queries';

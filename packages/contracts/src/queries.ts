@@ -98,6 +98,12 @@ export interface IndexSearchRequest {
    * `enabled: true` without one is an error. `topK` hits are kept after it (default: all `limit`).
    */
   rerank?: { enabled?: boolean; topK?: number };
+  /**
+   * `search-response`: the reply's value is the HTTP API's search response itself (`{ results }`,
+   * each hit as `searchResultItem` maps it), which the gateway sends on as it came, never decoding
+   * it. Without it (or from an indexer that predates it), an `IndexSearchReply`.
+   */
+  format?: 'search-response';
 }
 
 export interface IndexSearchHit {
@@ -116,6 +122,19 @@ export interface IndexSearchHit {
 export interface IndexSearchReply {
   model: string;
   hits: IndexSearchHit[];
+}
+
+/** A hit as the HTTP API's search results show it. */
+export function searchResultItem(hit: IndexSearchHit): SearchResultItem {
+  return {
+    memo_title: hit.memoTitle,
+    memo_uuid: hit.memoId,
+    chunk_uuid: hit.chunkId,
+    chunk_content: hit.content,
+    memo_summary: hit.memoSummary,
+    distance: hit.distance,
+    ...(hit.lexical !== undefined && hit.dense !== undefined ? { score: { relevance: 1 - hit.distance, lexical: hit.lexical, dense: hit.dense } } : {}),
+  };
 }
 
 export interface AgentChatRequest {

@@ -24,7 +24,7 @@ export type { CommandOutcome, SendOptions } from './commands/client';
 export { serveMemoCommands } from './commands/processor';
 export type { CommandContext, CommandHandlers } from './commands/processor';
 
-export { query, serveQuery } from './queries/query';
+export { query, queryJson, serveQuery } from './queries/query';
 export type { QueryContext, QueryHandler, QueryOptions } from './queries/query';
 
 export { decodeMemoEvent, encodeMemoEvent, type EncodedMemoEvent } from './events/codec';

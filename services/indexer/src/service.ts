@@ -1,5 +1,5 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { Consumers, QueueGroups, Subjects, type IndexSearchRequest } from '@memex/contracts';
+import { Consumers, QueueGroups, Subjects, searchResultItem, type IndexSearchRequest } from '@memex/contracts';
 import {
   CommandClient,
   ContentStore,
@@ -179,7 +179,10 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
         queue: QueueGroups.indexer,
         logger,
         metrics,
-        handler: (request) => hybridSearch(index, models, request, searchOptions),
+        handler: async (request) => {
+          const reply = await hybridSearch(index, models, request, searchOptions);
+          return request.format === 'search-response' ? { results: reply.hits.map(searchResultItem) } : reply;
+        },
       }),
     );
   }

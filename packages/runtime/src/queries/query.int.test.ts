@@ -5,7 +5,7 @@ import { startNatsServer, type NatsServerHandle } from '@memex/testing';
 import { connectNats } from '../nats/connection';
 import { silentLogger } from '../logger';
 import { payloadBudget } from '../nats/payload';
-import { query, serveQuery } from './query';
+import { query, queryJson, serveQuery } from './query';
 
 describe('serveQuery with a reply larger than max_payload', () => {
   let nats: NatsServerHandle;
@@ -121,5 +121,42 @@ describe('query: replies on one inbox per connection', () => {
     await own.close();
     expect(((await waiting) as MemexError).code).toBe('ServiceUnavailable');
     expect(((await query(own, 'test.hang', {}).catch((e: unknown) => e)) as MemexError).code).toBe('ServiceUnavailable');
+  });
+
+  it('queryJson: the value as the server encoded it, byte for byte, errors thrown as query throws them', async () => {
+    const value = { results: [{ chunk_content: 'two lines\nwith "quotes", a \\ and an ellipsis…', distance: 0.25, score: null }] };
+    const served = serveQuery<{ fail: boolean }, typeof value>(nc, {
+      subject: 'test.passed-on',
+      queue: 'test',
+      logger: silentLogger(),
+      handler: async ({ fail }) => {
+        if (fail) throw new MemexError('MemoNotFound');
+        return value;
+      },
+    });
+    try {
+      const body = await queryJson(nc, 'test.passed-on', { fail: false });
+      expect(body).toBeInstanceOf(Buffer);
+      expect(body.toString('utf8')).toBe(JSON.stringify(value));
+      const error = await queryJson(nc, 'test.passed-on', { fail: true }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MemexError);
+      expect((error as MemexError).code).toBe('MemoNotFound');
+    } finally {
+      served.unsubscribe();
+    }
+  });
+
+  it('queryJson: an answer encoded another way (keys in another order) gives the same value', async () => {
+    const replier = nc.subscribe('test.other-encoder', {
+      callback: (_err, msg) => {
+        msg.respond(new TextEncoder().encode('{ "value": {"n": 1, "s": "é"}, "ok": true }'));
+      },
+    });
+    await nc.flush();
+    try {
+      expect(JSON.parse((await queryJson(nc, 'test.other-encoder', {})).toString('utf8'))).toEqual({ n: 1, s: 'é' });
+    } finally {
+      replier.unsubscribe();
+    }
   });
 });

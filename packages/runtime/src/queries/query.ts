@@ -82,12 +82,39 @@ export interface QueryOptions {
 
 /** Sends a request and returns the value, or throws the `MemexError` the handler (or NATS) gave. */
 export async function query<Req, Res>(nc: NatsConnection, subject: string, request: Req, options: QueryOptions = {}): Promise<Res> {
+  return valueOf<Res>((await ask(nc, subject, request, options)).data);
+}
+
+/** How `serveQuery`'s answers begin when they hold a value (JSON.stringify keeps the keys' order). */
+const VALUE_PREFIX = Buffer.from('{"ok":true,"value":');
+const CLOSING_BRACE = 0x7d;
+
+/**
+ * `query` for a caller that passes the value on without reading it (the gateway answering HTTP with
+ * it): the value's JSON as the handler's side encoded it, never decoded here. An error is thrown as
+ * `query` throws it.
+ */
+export async function queryJson<Req>(nc: NatsConnection, subject: string, request: Req, options: QueryOptions = {}): Promise<Buffer> {
+  const { data } = await ask(nc, subject, request, options);
+  const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if (bytes.length > VALUE_PREFIX.length && bytes[bytes.length - 1] === CLOSING_BRACE && bytes.subarray(0, VALUE_PREFIX.length).equals(VALUE_PREFIX)) {
+    // A copy: the caller keeps it past the connection's reading of the next messages.
+    return Buffer.from(bytes.subarray(VALUE_PREFIX.length, bytes.length - 1));
+  }
+  // An error, or an answer encoded some other way.
+  return Buffer.from(JSON.stringify(valueOf<unknown>(data)));
+}
+
+function ask<Req>(nc: NatsConnection, subject: string, request: Req, options: QueryOptions) {
   const hdrs = natsHeaders();
   if (options.requestId) hdrs.set(Headers.requestId, options.requestId);
-  const msg = await requestReply(nc, subject, encodeJson(request), { headers: hdrs, timeoutMs: options.timeoutMs ?? 10_000 });
+  return requestReply(nc, subject, encodeJson(request), { headers: hdrs, timeoutMs: options.timeoutMs ?? 10_000 });
+}
+
+function valueOf<Res>(data: Uint8Array): Res {
   let reply: QueryReply<Res>;
   try {
-    reply = decodeJson<QueryReply<Res>>(msg.data);
+    reply = decodeJson<QueryReply<Res>>(data);
   } catch (error) {
     throw new MemexError('Internal', undefined, { cause: error });
   }

@@ -8,11 +8,16 @@ import {
   type IndexSearchReply,
   type IndexSearchRequest,
   type SearchInput,
+  searchResultItem,
   type SearchResultItem,
   type TitleSearchRequest,
 } from '@memex/contracts';
-import { query } from '@memex/runtime';
+import { query, queryJson } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
+
+/** How a search response begins, as the indexer encodes it (`format: 'search-response'`). */
+const RESULTS_PREFIX = Buffer.from('{"results":');
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post(
@@ -38,24 +43,14 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       const input = parseSearchBody(request.body);
       const options = { requestId: ctx.requestId, timeoutMs: deps.config.MEMEX_QUERY_TIMEOUT_MS };
       if (input.searchMethod === 'chunk_vector_search') {
-        const reply = await query<IndexSearchRequest, IndexSearchReply>(
-          deps.nc,
-          Subjects.query.indexSearch,
-          searchRequest(ctx.projectId, input),
-          options,
-        );
-        const results: SearchResultItem[] = reply.hits.map((hit) => ({
-          memo_title: hit.memoTitle,
-          memo_uuid: hit.memoId,
-          chunk_uuid: hit.chunkId,
-          chunk_content: hit.content,
-          memo_summary: hit.memoSummary,
-          distance: hit.distance,
-          ...(hit.lexical !== undefined && hit.dense !== undefined
-            ? { score: { relevance: 1 - hit.distance, lexical: hit.lexical, dense: hit.dense } }
-            : {}),
-        }));
-        return { results };
+        // The indexer answers with the response itself, sent on as it came: decoding and encoding
+        // again its ~20 KB of chunk texts and summaries was a fifth of this route's CPU.
+        const asked: IndexSearchRequest = { ...searchRequest(ctx.projectId, input), format: 'search-response' };
+        const body = await queryJson(deps.nc, Subjects.query.indexSearch, asked, options);
+        if (body.subarray(0, RESULTS_PREFIX.length).equals(RESULTS_PREFIX)) return reply.type(JSON_TYPE).send(body);
+        // An indexer that predates `format` answered an IndexSearchReply.
+        const { hits } = JSON.parse(body.toString('utf8')) as IndexSearchReply;
+        return { results: hits.map(searchResultItem) };
       }
       const results = await query<TitleSearchRequest, SearchResultItem[]>(
         deps.nc,
