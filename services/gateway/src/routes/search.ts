@@ -9,14 +9,14 @@ import {
   type IndexSearchRequest,
   type SearchInput,
   searchResultItem,
-  type SearchResultItem,
   type TitleSearchRequest,
 } from '@memex/contracts';
-import { query, queryJson } from '@memex/runtime';
+import { queryJson } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
 
 /** How a search response begins, as the indexer encodes it (`format: 'search-response'`). */
 const RESULTS_PREFIX = Buffer.from('{"results":');
+const CLOSING_BRACE = Buffer.from('}');
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
@@ -45,26 +45,23 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       if (input.searchMethod === 'chunk_vector_search') {
         // The indexer answers with the response itself, sent on as it came: decoding and encoding
         // again its ~20 KB of chunk texts and summaries was a fifth of this route's CPU.
-        const asked: IndexSearchRequest = { ...searchRequest(ctx.projectId, input), format: 'search-response' };
-        const body = await queryJson(deps.nc, Subjects.query.indexSearch, asked, options);
+        const indexQuery: IndexSearchRequest = { ...searchRequest(ctx.projectId, input), format: 'search-response' };
+        const body = await queryJson(deps.nc, Subjects.query.indexSearch, indexQuery, options);
         if (body.subarray(0, RESULTS_PREFIX.length).equals(RESULTS_PREFIX)) return reply.type(JSON_TYPE).send(body);
         // An indexer that predates `format` answered an IndexSearchReply.
         const { hits } = JSON.parse(body.toString('utf8')) as IndexSearchReply;
         return { results: hits.map(searchResultItem) };
       }
-      const results = await query<TitleSearchRequest, SearchResultItem[]>(
-        deps.nc,
-        Subjects.query.memoTitleSearch,
-        {
-          projectId: ctx.projectId,
-          mode: input.searchMethod === 'title_contains' ? 'contains' : 'startswith',
-          query: input.query,
-          filters: input.filters,
-          limit: input.limit,
-        },
-        options,
-      );
-      return { results };
+      const titleQuery: TitleSearchRequest = {
+        projectId: ctx.projectId,
+        mode: input.searchMethod === 'title_contains' ? 'contains' : 'startswith',
+        query: input.query,
+        filters: input.filters,
+        limit: input.limit,
+      };
+      // The memo service's results (SearchResultItem[]), sent on undecoded inside the response.
+      const results = await queryJson(deps.nc, Subjects.query.memoTitleSearch, titleQuery, options);
+      return reply.type(JSON_TYPE).send(Buffer.concat([RESULTS_PREFIX, results, CLOSING_BRACE]));
     },
   );
 }
