@@ -1,6 +1,7 @@
 import { createInbox, type NatsConnection, type Subscription } from '@nats-io/nats-core';
 import { Subjects, type ServiceName } from '@memex/contracts';
 import { decodeJson, encodeJson } from '../nats/codec';
+import { watchEventLoop } from './eventLoop';
 import type { MetricFamily, Metrics } from './registry';
 
 export interface InstanceMetrics {
@@ -11,16 +12,18 @@ export interface InstanceMetrics {
 
 /**
  * Answers metric requests on the service's control subject. No queue group: every instance answers,
- * so a collector sees them all.
+ * so a collector sees them all. Watches the event loop (see `watchEventLoop`) until unsubscribed.
  */
 export function serveMetrics(nc: NatsConnection, service: ServiceName, instance: string, metrics: Metrics): Subscription {
   const up = metrics.gauge('memex_up', 'Set to 1 by every running instance');
   const rss = metrics.gauge('memex_process_resident_memory_bytes', 'Resident memory of the process');
   const heap = metrics.gauge('memex_process_heap_used_bytes', 'V8 heap in use');
   const uptime = metrics.gauge('memex_process_uptime_seconds', 'Seconds since the process started');
-  return nc.subscribe(Subjects.control(service), {
+  const eventLoop = watchEventLoop(metrics);
+  const sub = nc.subscribe(Subjects.control(service), {
     callback: (err, msg) => {
       if (err || !msg.reply) return;
+      eventLoop.update();
       const memory = process.memoryUsage();
       up.set(1);
       rss.set(memory.rss);
@@ -29,6 +32,8 @@ export function serveMetrics(nc: NatsConnection, service: ServiceName, instance:
       msg.respond(encodeJson({ service, instance, families: metrics.snapshot() } satisfies InstanceMetrics));
     },
   });
+  void sub.closed.then(eventLoop.stop, eventLoop.stop);
+  return sub;
 }
 
 /** Asks every instance of the services for its metrics and gathers the answers for `waitMs`. */
