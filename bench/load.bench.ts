@@ -5,6 +5,8 @@
  * - GET /api/v1/memo/{id} at 32 connections: the request/reply round trip alone, the anchor;
  * - POST /api/v1/search (hybrid, eval queries in turn) at 32 connections;
  * - a mixed load (search 40%, GET 40%, POST 20%) at 32 and at 200 connections;
+ * - searches at 4 connections alone, then again while memos of ~1,500 characters are POSTed at
+ *   `--ingest-rate` per second (what a search waits for behind ingestion: issue 13's item 4);
  *
  * each with req/s, p50/p99 and errors, beside issue 13's goals, and the CPU each process spent per
  * request (where the time goes; the load generator itself runs in this process). `--scale` is passed to `pnpm start`
@@ -15,7 +17,7 @@
  * `--rounds` times each, alternated (A B A B...), and a summary puts the rounds side by side. The
  * mixed loads' POSTs add memos as the rounds go, so later rounds search a few more chunks.
  *
- *   tsx bench/load.bench.ts [--memos 2000] [--duration 10] [--scale search=1] [--compare INDEXER_SCAN_THREAD=true] [--rounds 2]
+ *   tsx bench/load.bench.ts [--memos 2000] [--duration 10] [--ingest-rate 100] [--scale search=1] [--compare INDEXER_SCAN_THREAD=true] [--rounds 2]
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -24,6 +26,8 @@ import type { Memo } from '@memex/contracts';
 import { httpsJson } from '../test/support/https';
 import { REPO_ROOT } from '../test/support/paths';
 import { startProcessStack } from '../test/support/processStack';
+import { connectNats } from '@memex/runtime';
+import { describeEventLoop, readEventLoop } from './support/eventLoop';
 import { formatLoad, load, type LoadResult } from './support/load';
 import { cpuBetween, cpuSnapshot } from './support/processCpu';
 import { memoTexts } from './support/memoTexts';
@@ -37,11 +41,13 @@ const { values } = parseArgs({
     scale: { type: 'string', default: '' },
     compare: { type: 'string', default: '' },
     rounds: { type: 'string', default: '1' },
+    'ingest-rate': { type: 'string', default: '100' },
   },
 });
 const MEMOS = Number(values.memos);
 const durationS = Number(values.duration);
 const ROUNDS = Number(values.rounds);
+const INGEST_RATE = Number(values['ingest-rate']);
 /** The variables of `--compare`, by name (none: one variant, the stack as started). */
 const compared: Record<string, string> = Object.fromEntries(
   values.compare
@@ -63,6 +69,10 @@ let nextQuery = 0;
 const searchBody = () => JSON.stringify({ query: queries[nextQuery++ % queries.length], search_method: 'chunk_vector_search', limit: 10 });
 let nextMemo = 0;
 const memoBody = () => JSON.stringify({ title: `Load ${nextMemo}`, content: `Written under load, number ${nextMemo++}. It has a second sentence about fog signals.` });
+// Full-size memos for the searches-while-ingesting phase (real prose, as the seeded ones).
+const fullTexts = memoTexts(500, 1500);
+let nextFull = 0;
+const fullMemoBody = () => JSON.stringify({ title: `Ingested ${nextFull}`, content: fullTexts[nextFull++ % fullTexts.length] });
 
 const stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0', LOG_LEVEL: 'warn' }, values.scale ? ['--scale', values.scale] : []);
 try {
@@ -80,6 +90,14 @@ try {
   const chunks = await waitProcessed(ids, (id) => call<Memo>('GET', `/api/v1/memo/${id}`), 50);
   console.log(`seeded ${MEMOS} memos (${chunks} chunks) in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
 
+  const nc = await connectNats({ url: stack.natsUrl, name: 'load-bench' });
+  /** The indexer's event loop during `run`, one row for `rows`. */
+  const watchingIndexer = async <T>(label: string, rows: [string, string][], run: () => Promise<T>): Promise<T> => {
+    const before = await readEventLoop(nc, 'indexer');
+    const result = await run();
+    rows.push([label, describeEventLoop(before, await readEventLoop(nc, 'indexer'))]);
+    return result;
+  };
   const headers = { authorization: `Bearer ${stack.key}`, 'content-type': 'application/json' };
   const memoPath = `/api/v1/memo/${ids[0]}`;
   const search = { label: 'search', method: 'POST' as const, path: '/api/v1/search', body: searchBody };
@@ -95,14 +113,38 @@ try {
     cpuRows.push([label, cpu.map(([name, seconds]) => `${name} ${((1000 * seconds) / total).toFixed(2)}`).join(', ')]);
     return { result, cpu: new Map(cpu.map(([name, seconds]) => [name, (1000 * seconds) / total])) };
   };
-  /** The four loads on the stack as it runs now, printed under `title`. */
+  /**
+   * Searches at 4 connections while full-size memos are POSTed at INGEST_RATE per second, then one
+   * more memo waited for until processed (so the next load does not meet this one's backlog).
+   */
+  const whileIngesting = async (label: string, cpuRows: [string, string][]) => {
+    const before = cpuSnapshot(stack.process.pid!);
+    const [searches, posts] = await Promise.all([
+      load(label, { url: stack.base, headers, requests: [search], connections: 4, durationS }),
+      load('POST', { url: stack.base, headers, requests: [{ label: 'POST', method: 'POST', path: '/api/v1/memo', body: fullMemoBody }], connections: 8, durationS, overallRate: INGEST_RATE }),
+    ]);
+    const cpu = cpuBetween(before, cpuSnapshot(stack.process.pid!));
+    const total = searches.requestsPerSecond * durationS;
+    cpuRows.push([`${label} (per search)`, cpu.map(([name, seconds]) => `${name} ${((1000 * seconds) / total).toFixed(2)}`).join(', ')]);
+    const drainStarted = Date.now();
+    const marker = await call<{ memo_uuid: string }>('POST', '/api/v1/memo', { title: 'After the ingestion', content: fullTexts[0] });
+    await waitProcessed([marker.body.memo_uuid], (id) => call<Memo>('GET', `/api/v1/memo/${id}`), 50);
+    return { result: { ...searches, byKind: [{ kind: `POSTs meanwhile (${(posts.requestsPerSecond * durationS).toFixed(0)} memos; their backlog processed ${((Date.now() - drainStarted) / 1000).toFixed(1)} s after)`, count: posts.requestsPerSecond * durationS, p50: posts.p50, p99: posts.p99 }] }, cpu: new Map(cpu.map(([name, seconds]) => [name, (1000 * seconds) / total])) };
+  };
+  /** The loads on the stack as it runs now, printed under `title`. */
   const suite = async (title: string) => {
     const cpuRows: [string, string][] = [];
+    const loopRows: [string, string][] = [];
     const runs: [Awaited<ReturnType<typeof measured>>, string][] = [
       [await measured('anchor: GET /api/v1/memo/{id}, c=32', [get], 32, cpuRows), ''],
       [await measured('search, c=32', [search], 32, cpuRows), 'goal ≥ 1,000 req/s, p99 ≤ 50 ms'],
       [await measured('mixed 40% search / 40% GET / 20% POST, c=32', mixed, 32, cpuRows), ''],
       [await measured('mixed, c=200', mixed, 200, cpuRows), 'goal p99 ≤ 250 ms, no errors'],
+      [await watchingIndexer('search, c=4', loopRows, () => measured('search, c=4', [search], 4, cpuRows)), ''],
+      [
+        await watchingIndexer('search, c=4, while ingesting', loopRows, () => whileIngesting(`search, c=4, while memos of ~1,500 chars are POSTed at ${INGEST_RATE}/s`, cpuRows)),
+        'no search waits behind ingestion',
+      ],
     ];
     const anchor = runs[0]![0].result.requestsPerSecond;
     printTable(
@@ -113,6 +155,7 @@ try {
       ]),
     );
     printTable('CPU per request, ms, by process', cpuRows);
+    printTable("The indexer's event loop (memex_event_loop_*: a timer due every 10 ms, how late it ran)", loopRows);
     return runs.map(([run]) => run);
   };
   const title = `HTTPS load on ${chunks} chunks (${MEMOS} memos)${values.scale ? `, --scale ${values.scale}` : ''}`;
@@ -126,12 +169,12 @@ try {
         running = variant;
       }
       const label = variants.length > 1 || ROUNDS > 1 ? `${variant.name}, round ${round}` : '';
-      const [anchor, alone, mixed32, mixed200] = await suite(label ? `${title}, ${label}` : title);
+      const [anchor, alone, mixed32, mixed200, few, ingesting] = await suite(label ? `${title}, ${label}` : title);
       const share = (r: LoadResult) => `${r.requestsPerSecond.toFixed(0)} req/s (${((r.requestsPerSecond / anchor!.result.requestsPerSecond) * 100).toFixed(0)}%) p99 ${r.p99.toFixed(0)} ms`;
       if (label) {
         summary.push([
           label,
-          `anchor ${anchor!.result.requestsPerSecond.toFixed(0)} | search ${share(alone!.result)}, indexer ${(alone!.cpu.get('indexer') ?? 0).toFixed(2)} ms | mixed c=32 ${share(mixed32!.result)} | c=200 ${share(mixed200!.result)}, errors ${mixed200!.result.errors}`,
+          `anchor ${anchor!.result.requestsPerSecond.toFixed(0)} | search ${share(alone!.result)}, indexer ${(alone!.cpu.get('indexer') ?? 0).toFixed(2)} ms | mixed c=32 ${share(mixed32!.result)} | c=200 ${share(mixed200!.result)}, errors ${mixed200!.result.errors} | search c=4 p50/p99 ${few!.result.p50.toFixed(1)}/${few!.result.p99.toFixed(1)} ms, while ingesting ${ingesting!.result.p50.toFixed(1)}/${ingesting!.result.p99.toFixed(1)} ms`,
         ]);
       }
     }
@@ -139,6 +182,7 @@ try {
   if (summary.length > 0) printTable('Rounds side by side (req/s, share of the GET anchor, p99; indexer CPU per search)', summary);
   const deaths = stack.output().split('\n').filter((l) => /\[memex\] .*exited|nhandled|uncaught/i.test(l));
   if (deaths.length > 0) console.error(`\nservices died during the run:\n${stack.output()}`);
+  await nc.close();
 } finally {
   const code = await stack.stop();
   if (code !== 0) console.error(stack.output());

@@ -35,6 +35,8 @@ export async function load(
     requests?: LoadRequest[];
     connections?: number;
     durationS?: number;
+    /** Requests per second from all connections together (none: as fast as they are answered). */
+    overallRate?: number;
   },
 ): Promise<LoadResult> {
   // (without a callback autocannon returns its instance, an event emitter, made thenable)
@@ -54,6 +56,7 @@ export async function load(
       : {}),
     connections: options.connections ?? 50,
     duration: options.durationS ?? 10,
+    ...(options.overallRate !== undefined ? { overallRate: options.overallRate } : {}),
   }) as unknown as Instance & PromiseLike<Result>;
   // Each connection sends the requests in turn, so its n-th response answers request n mod length.
   const kinds = options.requests?.map((r, i) => r.label ?? `${r.method} ${r.path} #${i}`) ?? [];

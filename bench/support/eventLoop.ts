@@ -1,0 +1,46 @@
+import type { NatsConnection } from '@nats-io/nats-core';
+import type { ServiceName } from '@memex/contracts';
+import { collectMetrics, type InstanceMetrics } from '@memex/runtime';
+
+/** One collection of a service's event-loop figures (every instance's summed). */
+export interface EventLoopReading {
+  /** Cumulative count of timer samples at or below each bucket's bound (seconds), and in all. */
+  buckets: Map<number, number>;
+  count: number;
+  busySeconds: number;
+  at: number;
+}
+
+function sum(instances: InstanceMetrics[], name: string, pick: (labels: Record<string, string>) => boolean): number {
+  let total = 0;
+  for (const i of instances) for (const f of i.families) if (f.name === name) for (const s of f.samples) if (pick(s.labels)) total += s.value;
+  return total;
+}
+
+/** The service's `memex_event_loop_*` metrics now, over NATS. */
+export async function readEventLoop(nc: NatsConnection, service: ServiceName): Promise<EventLoopReading> {
+  const instances = await collectMetrics(nc, [service], 200);
+  const bounds = new Set<number>();
+  for (const i of instances) for (const f of i.families) if (f.name === 'memex_event_loop_delay_seconds') for (const s of f.samples) if (s.labels.le && s.labels.le !== '+Inf') bounds.add(Number(s.labels.le));
+  return {
+    buckets: new Map([...bounds].sort((a, b) => a - b).map((b) => [b, sum(instances, 'memex_event_loop_delay_seconds', (l) => l.le === String(b))])),
+    count: sum(instances, 'memex_event_loop_delay_seconds', (l) => l.__suffix === '_count'),
+    busySeconds: sum(instances, 'memex_event_loop_busy_seconds_total', () => true),
+    at: performance.now(),
+  };
+}
+
+/**
+ * What the event loop did between two readings: the share of its timer samples that ran more than
+ * 10 ms and 50 ms late, the bucket bound under which 99% of them ran, and the share of the time the
+ * thread was busy.
+ */
+export function describeEventLoop(before: EventLoopReading, after: EventLoopReading): string {
+  const count = after.count - before.count;
+  if (count <= 0) return 'no samples';
+  const within = (bound: number) => (after.buckets.get(bound) ?? 0) - (before.buckets.get(bound) ?? 0);
+  const late = (bound: number) => `${(((count - within(bound)) / count) * 100).toFixed(1)}%`;
+  const p99 = [...after.buckets.keys()].find((b) => within(b) >= 0.99 * count);
+  const busy = (after.busySeconds - before.busySeconds) / ((after.at - before.at) / 1000);
+  return `busy ${(busy * 100).toFixed(0)}%   timer late > 10 ms ${late(0.01)}, > 50 ms ${late(0.05)}   p99 ≤ ${p99 === undefined ? '> 2.5 s' : `${(p99 * 1000).toFixed(0)} ms`}   (${count} samples)`;
+}
