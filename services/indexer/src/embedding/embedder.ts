@@ -269,7 +269,7 @@ export async function loadEmbedder(options: EmbedderOptions & { runtime?: 'auto'
   const prefixes = { query: options.queryPrefix ?? '', document: options.documentPrefix ?? '' };
   // A static model (built by build:model) is a table lookup: run without onnxruntime, same vectors.
   if (target.kind === 'local' && options.runtime !== 'onnxruntime' && missingFiles(target.dir).length === 0) {
-    const embedder = StaticEmbedder.open(options.model, target.dir, prefixes, batchSize);
+    const embedder = StaticEmbedder.open(options.model, target.dir, prefixes);
     if (embedder) return embedder;
   }
   let extractor: FeatureExtractionPipeline;

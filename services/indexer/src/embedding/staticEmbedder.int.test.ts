@@ -85,7 +85,7 @@ describe.skipIf(!built)('StaticEmbedder: the static model without onnxruntime', 
   it('keeps the table in the file: a row cache of any size gives the same vectors', async () => {
     const dir = path.join(modelsDir, DEFAULT_EMBEDDING_MODEL);
     const prefixes = { query: 'query: ', document: '' };
-    const oneRow = StaticEmbedder.open(DEFAULT_EMBEDDING_MODEL, dir, prefixes, 64, 1)!;
+    const oneRow = StaticEmbedder.open(DEFAULT_EMBEDDING_MODEL, dir, prefixes, 1)!;
     try {
       const texts = [...prose.slice(0, 100), ...edges];
       expect(await oneRow.embed(texts, 'document')).toEqual(await direct.embed(texts, 'document'));

@@ -12,6 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
+import { mapInTurns } from '@memex/runtime';
 import type { Embedder } from './embedder';
 import { normalizedSum } from './pooling';
 import { STAMP_FILE } from './staticModel/build';
@@ -41,7 +42,6 @@ export class StaticEmbedder implements Embedder {
     private readonly table: TableRows,
     private readonly maxLength: number,
     private readonly prefixes: { query: string; document: string },
-    private readonly batchSize: number,
   ) {}
 
   /**
@@ -52,7 +52,6 @@ export class StaticEmbedder implements Embedder {
     modelId: string,
     dir: string,
     prefixes: { query: string; document: string },
-    batchSize = 64,
     rowCacheBytes?: number,
   ): StaticEmbedder | undefined {
     // (the builder's stamp marks a model it made)
@@ -76,7 +75,7 @@ export class StaticEmbedder implements Embedder {
       // its copy of the ~320k words, which nothing reads after construction, would stay resident
       // (12 MiB of the indexer's heap).
       if (definition.model) delete definition.model.vocab;
-      return new StaticEmbedder(modelId, tokenizer, table, config.model_max_length ?? Number.MAX_SAFE_INTEGER, prefixes, batchSize);
+      return new StaticEmbedder(modelId, tokenizer, table, config.model_max_length ?? Number.MAX_SAFE_INTEGER, prefixes);
     } catch (error) {
       table.close();
       throw error;
@@ -91,14 +90,9 @@ export class StaticEmbedder implements Embedder {
     if (this.disposed) throw new Error(`embedder for "${this.modelId}" has been disposed`);
     if (kind !== 'query' && kind !== 'document') throw new Error(`embed: kind must be 'query' or 'document', got ${String(kind)}`);
     const prefix = this.prefixes[kind];
-    const out: Float32Array[] = [];
-    for (let i = 0; i < texts.length; i++) {
-      // All in JavaScript on this thread: between batches, let other work run (searches, acks), as
-      // onnxruntime's asynchronous runs did (a 16 MiB memo has ~21k chunks).
-      if (i > 0 && i % this.batchSize === 0) await new Promise((resolve) => setImmediate(resolve));
-      out.push(this.embedOne(prefix + texts[i]!));
-    }
-    return out;
+    // All in JavaScript on this thread: every few milliseconds, let other work run (searches, acks),
+    // as onnxruntime's asynchronous runs did (a 16 MiB memo has ~21k chunks).
+    return mapInTurns(texts, (text) => this.embedOne(prefix + text));
   }
 
   private embedOne(text: string): Float32Array {

@@ -54,6 +54,40 @@ describe('embedded search index on disk', () => {
     }
   });
 
+  it('writes a large batch a transaction at a time, answering searches between them, and drops a memo deleted meanwhile', async () => {
+    const dir = tempDir('memex-index-');
+    // A transaction per memo (by default, as many as fit in WRITE_TURN_MS).
+    const index = new EmbeddedSearchIndex(join(dir.path, 'index.db'), { writeTurnMs: 0 });
+    try {
+      const p = randomUUID();
+      const memos = Array.from({ length: 5 }, () => randomUUID());
+      await index.openModel('m', 4);
+      await index.applyCatalogs(memos.map((m) => ({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) })));
+      const items = memos.map((m) => ({
+        memo: { memoId: m, projectId: p, revision: 1 },
+        chunks: Array.from({ length: 30 }, (_, i) => ({ chunkId: chunkId(m, 1, i), index: i, content: `words ${i}`, dense: v, terms: termFrequencies(`words ${i}`) })),
+      }));
+      const everything = { projectId: p, filters: [], limit: 1000 };
+      const writing = index.putChunksOfMemos('m', items);
+      // A search that arrives while the batch is written is answered before the batch ends; then the
+      // last memo is deleted before its slice is written.
+      const between = await new Promise<number>((resolve, reject) => {
+        setImmediate(() => {
+          index.searchDense('m', v, everything).then((hits) => resolve(hits.length), reject);
+          void index.applyCatalog({ memoId: memos[4]!, projectId: p, version: 2, memo: null });
+        });
+      });
+      expect(await writing).toEqual([true, true, true, true, false]);
+      expect(between).toBeGreaterThan(0);
+      expect(between).toBeLessThan(5 * 30);
+      expect((await index.searchDense('m', v, everything)).length).toBe(4 * 30);
+      expect(await index.getChunks('m', memos[4]!)).toEqual([]);
+    } finally {
+      await index.close();
+      dir.remove();
+    }
+  });
+
   it('serves what it stored after a restart', async () => {
     const dir = tempDir('memex-index-');
     const path = join(dir.path, 'index.db');

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { MemoAttributes } from '@memex/contracts';
 import { checkpointAfterErase, compressText, decompressText, openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { EncodedDocument, SparseVector } from '@memex/text';
@@ -48,6 +49,14 @@ CREATE TABLE IF NOT EXISTS changes (
   at      INTEGER NOT NULL
 );
 `;
+
+/**
+ * Milliseconds of writing one transaction takes on at most (whole memos: it ends after the memo
+ * that passes this, and holds one memo at least), then the event loop is free before the next:
+ * searches that arrive during a large batch wait for one slice, not for the batch. Reloading what a
+ * slice wrote into memory takes about as long again, in the same turn.
+ */
+export const WRITE_TURN_MS = 2;
 
 interface ChunkRow {
   model: string;
@@ -102,6 +111,8 @@ export interface EmbeddedIndexOptions {
    * (`MEMEX_SEAL_DEFLATE=false`). Both forms are always read.
    */
   compact?: boolean;
+  /** {@link WRITE_TURN_MS} (0: a transaction per memo). */
+  writeTurnMs?: number;
   /** See {@link ModelMemoryOptions.vectorCacheBytes}. */
   vectorCacheBytes?: number;
   /**
@@ -477,6 +488,29 @@ export class EmbeddedSearchIndex implements SearchIndex {
     }
   }
 
+  /**
+   * `each` of the items in order, in transactions of about `WRITE_TURN_MS` of writing each, with a
+   * turn of the event loop between two (where searches that arrived meanwhile are answered).
+   * Each item is checked against the store as it is then, so one the catalog moved past while the
+   * batch waited is dropped as it would be alone.
+   */
+  private async writeInTurns<T, R>(items: readonly T[], each: (item: T) => R): Promise<R[]> {
+    const budget = this.options.writeTurnMs ?? WRITE_TURN_MS;
+    const out: R[] = [];
+    while (out.length < items.length) {
+      if (out.length > 0) await nextTurn();
+      const done = this.write(() => {
+        const slice: R[] = [];
+        const started = performance.now();
+        do slice.push(each(items[out.length + slice.length]!));
+        while (out.length + slice.length < items.length && performance.now() - started < budget);
+        return slice;
+      });
+      out.push(...done);
+    }
+    return out;
+  }
+
   private write<T>(fn: () => T): T {
     const result = this.db.transaction(fn).immediate();
     this.dirty = true;
@@ -509,10 +543,10 @@ export class EmbeddedSearchIndex implements SearchIndex {
     return (await this.applyCatalogs([update]))[0]!;
   }
 
-  /** One transaction for all of them. */
+  /** In order, in slices (see `writeInTurns`). */
   async applyCatalogs(updates: readonly CatalogUpdate[]): Promise<boolean[]> {
     if (updates.length === 0) return [];
-    const applied = this.write(() => updates.map((u) => this.catalogWrite(u)));
+    const applied = await this.writeInTurns(updates, (u) => this.catalogWrite(u));
     // An erased memo's chunk text and attributes: zeroed in the file (secure_delete), and gone from the WAL.
     if (updates.some((u, i) => applied[i] && u.memo === null)) checkpointAfterErase(this.db);
     return applied;
@@ -569,11 +603,13 @@ export class EmbeddedSearchIndex implements SearchIndex {
     return (await this.putChunksOfMemos(model, [{ memo, chunks }]))[0]!;
   }
 
-  /** One transaction for all of them. */
+  /** In slices (see `writeInTurns`); a memo's chunks are never split. */
   async putChunksOfMemos(model: string, items: readonly ChunksOfMemo[]): Promise<boolean[]> {
     if (!this.models.has(model)) throw new Error(`model ${model} is not open`);
-    if (items.length === 0) return [];
-    return this.write(() => items.map(({ memo, chunks }) => this.chunksWrite(model, memo, chunks)));
+    return this.writeInTurns(items, ({ memo, chunks }) => {
+      if (!this.models.has(model)) throw new Error(`model ${model} is not open`);
+      return this.chunksWrite(model, memo, chunks);
+    });
   }
 
   async getChunks(model: string, memoId: string): Promise<StoredChunkText[]> {

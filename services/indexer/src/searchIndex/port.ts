@@ -88,7 +88,10 @@ export interface SearchIndex {
    * the older revision's chunks unfindable at once (and removes them). Returns whether it applied.
    */
   applyCatalog(update: CatalogUpdate): Promise<boolean>;
-  /** `applyCatalog` of each update in order, in one write where the store can; whether each applied. */
+  /**
+   * `applyCatalog` of each update in order, in as few writes as the store can without holding up
+   * searches (the embedded index: a transaction per slice, searches answered between); whether each applied.
+   */
   applyCatalogs(updates: readonly CatalogUpdate[]): Promise<boolean[]>;
   getCatalog(memoId: string): Promise<CatalogEntry | undefined>;
 
@@ -101,7 +104,7 @@ export interface SearchIndex {
    * when the catalog catches up.
    */
   putChunks(model: string, memo: { memoId: string; projectId: string; revision: number }, chunks: readonly IndexedChunk[]): Promise<boolean>;
-  /** `putChunks` of several memos under one model, in one write where the store can; whether each was stored. */
+  /** `putChunks` of several memos under one model, written as `applyCatalogs` writes; whether each was stored. */
   putChunksOfMemos(model: string, items: readonly ChunksOfMemo[]): Promise<boolean[]>;
 
   /** The stored chunks of a memo under `model` (any revision stored), in order; empty if none. */
