@@ -1,5 +1,3 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
-
 /**
  * Milliseconds of work a long loop does in one turn of the event loop before it lets the others run
  * (a search, an ack that arrived meanwhile): what they wait for at most behind it, ingestion's
@@ -7,10 +5,35 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
  */
 export const TURN_BUDGET_MS = 2;
 
+const waiting: (() => void)[] = [];
+let scheduled = false;
+
+function resumeOne(): void {
+  waiting.shift()?.();
+  // The next waiter in the next turn: after the timers and the I/O that arrived meanwhile.
+  if (waiting.length > 0) setImmediate(resumeOne);
+  else scheduled = false;
+}
+
+/**
+ * Resolves in a later turn of the event loop, after the I/O that arrived meanwhile (requests are
+ * read and answered first). Loops that yield this way take turns: one of them goes on per turn, so
+ * several batches in flight at once still hold the thread for one slice at a time, not one each.
+ */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => {
+    waiting.push(resolve);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(resumeOne);
+    }
+  });
+}
+
 /**
  * `each` of every item in order, as `Array.prototype.map` would, but letting a turn of the event
- * loop pass after each `budgetMs` of it, so a request that arrives during a long batch is answered
- * within about that long instead of after the batch.
+ * loop pass (`nextTurn`) after each `budgetMs` of it, so a request that arrives during a long batch
+ * is answered within about that long instead of after the batch.
  */
 export async function mapInTurns<T, R>(items: readonly T[], each: (item: T, index: number) => R, budgetMs = TURN_BUDGET_MS): Promise<R[]> {
   const out = new Array<R>(items.length);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapInTurns } from './turns';
+import { mapInTurns, nextTurn } from './turns';
 
 describe('mapInTurns', () => {
   it('maps in order, and lets the event loop run between slices of work', async () => {
@@ -31,5 +31,33 @@ describe('mapInTurns', () => {
     setImmediate(() => (ran = true));
     expect(await mapInTurns([1, 2, 3], (n) => n * 2, 1000)).toEqual([2, 4, 6]);
     expect(ran).toBe(false);
+  });
+
+  it('resumes one waiting loop per turn, so two loops in flight do not both run between two turns', async () => {
+    const order: string[] = [];
+    const loop = async (name: string) => {
+      for (let i = 0; i < 3; i++) {
+        order.push(`${name}${i}`);
+        await nextTurn();
+      }
+    };
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns += 1;
+      order.push('|');
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    await Promise.all([loop('a'), loop('b')]);
+    counting = false;
+    // Both start at once; from then on one goes on per turn, in the order they asked.
+    expect(order.slice(0, 2)).toEqual(['a0', 'b0']);
+    const steps = order.filter((s) => s !== '|');
+    expect(steps).toEqual(['a0', 'b0', 'a1', 'b1', 'a2', 'b2']);
+    // No two steps without a turn between them, after the first two.
+    const afterStart = order.slice(2).join('');
+    expect(afterStart).not.toMatch(/[ab]\d[ab]\d/);
+    expect(turns).toBeGreaterThanOrEqual(4);
   });
 });

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { MemoAttributes } from '@memex/contracts';
-import { checkpointAfterErase, compressText, decompressText, openSqlite, type SqliteDatabase } from '@memex/runtime';
+import { checkpointAfterErase, compressText, decompressText, nextTurn, openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { EncodedDocument, SparseVector } from '@memex/text';
 import { decodeFloat16, encodeFloat16, readHalves } from './float16';
 import { GraphFiles } from './graphFiles';
