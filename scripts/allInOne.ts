@@ -13,10 +13,12 @@ import { loadMemoConfig, startMemoService } from '@memex/memo';
 import { onShutdown } from '@memex/runtime';
 
 const env = process.env;
-const memo = await startMemoService(loadMemoConfig(env));
-const indexer = await startIndexerService(loadIndexerConfig(env));
-const agent = await startAgentService(loadAgentConfig(env));
-const extractor = await startExtractorService(loadExtractorConfig(env));
+// One process, one operator port: the gateway's (its /readyz and /metrics cover every service).
+const { MEMEX_HEALTH_PORT: _operatorPort, ...backEnd } = env;
+const memo = await startMemoService(loadMemoConfig(backEnd));
+const indexer = await startIndexerService(loadIndexerConfig(backEnd));
+const agent = await startAgentService(loadAgentConfig(backEnd));
+const extractor = await startExtractorService(loadExtractorConfig(backEnd));
 const gateway = await startGateway(loadGatewayConfig(env));
 onShutdown(gateway.logger, async () => {
   for (const service of [gateway, extractor, agent, indexer, memo]) await service.stop();

@@ -14,7 +14,9 @@
  * only if the address is local and nothing answers). A nats-server this script started is supervised:
  * when it dies it is restarted with backoff on the same port and store, and the services reconnect.
  *
- * Extra gateway instances listen on MEMEX_PORT+1, +2, ... Ctrl-C stops everything and exits 0; a
+ * Extra gateway instances listen on MEMEX_PORT+1, +2, ... (and MEMEX_HEALTH_PORT+1, +2, ...: that
+ * variable is the gateways' operator port here, /readyz and /metrics for the whole stack; the other
+ * processes get none). Ctrl-C stops everything and exits 0; a
  * service that dies is restarted (unless --no-restart: then its work is left to the other instances,
  * as when a machine is lost). Files made under the data dir are private to the user (umask 077).
  *
@@ -324,13 +326,17 @@ async function main(): Promise<void> {
       : ['--import', 'tsx', service === ALL_IN_ONE ? join(ROOT, 'scripts', 'allInOne.ts') : join(ROOT, 'services', service, 'src', 'main.ts')]),
   ];
 
+  // MEMEX_HEALTH_PORT is the gateway's operator port here (its /readyz and /metrics cover every
+  // process, over NATS): the other processes of one machine would all bind it and fail.
+  const operatorPort = process.env.MEMEX_HEALTH_PORT;
+  const backEnd = Object.fromEntries(Object.entries(env).filter(([name]) => name !== 'MEMEX_HEALTH_PORT'));
   const launch = (service: Scaled | typeof ALL_IN_ONE, n: number, attempt = 0): void => {
     const childEnv =
       service === 'gateway' || service === ALL_IN_ONE
-        ? { ...env, MEMEX_PORT: String(port + n) }
+        ? { ...env, MEMEX_PORT: String(port + n), ...(operatorPort ? { MEMEX_HEALTH_PORT: String(Number(operatorPort) + n) } : {}) }
         : service === 'search'
-          ? { ...env, INDEXER_ROLE: 'search' }
-          : env;
+          ? { ...backEnd, INDEXER_ROLE: 'search' }
+          : backEnd;
     // Own process group: a Ctrl-C reaches this script alone, which stops each service once.
     const child = spawn(process.execPath, command(service === 'search' ? 'indexer' : service), { cwd: ROOT, env: childEnv, stdio: 'inherit', detached: true });
     children.add(child);

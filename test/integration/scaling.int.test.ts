@@ -9,7 +9,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Consumers, Streams, type Memo } from '@memex/contracts';
 import { collectMetrics } from '@memex/runtime';
-import { eventually } from '@memex/testing';
+import { eventually, freePort } from '@memex/testing';
 import { httpsJson } from '../support/https';
 import { counter } from '../support/metrics';
 import { startProcessStack, type ProcessStack } from '../support/processStack';
@@ -36,9 +36,11 @@ describe('scaled out: two gateways, memo services, indexers and agents', () => {
   let stack: ProcessStack;
   let nc: Awaited<ReturnType<typeof connect>>;
   const ids: string[] = [];
+  let operatorPort: number;
 
   beforeAll(async () => {
-    stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0' }, ['--scale', 'gateway=2,indexer=2,agent=2,memo=2', '--no-restart']);
+    operatorPort = await freePort();
+    stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0', MEMEX_HEALTH_PORT: String(operatorPort) }, ['--scale', 'gateway=2,indexer=2,agent=2,memo=2', '--no-restart']);
     nc = await connect({ servers: stack.natsUrl });
   }, 180_000);
   afterAll(async () => {
@@ -71,6 +73,21 @@ describe('scaled out: two gateways, memo services, indexers and agents', () => {
       }, 90_000, 50);
     }
   }
+
+  it("serves every process's metrics, its event loop's among them, on each gateway's operator port (MEMEX_HEALTH_PORT, +1)", async () => {
+    for (const port of [operatorPort, operatorPort + 1]) {
+      const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      for (const service of ['gateway', 'memo', 'indexer', 'agent', 'extractor']) {
+        expect(text).toMatch(new RegExp(`memex_event_loop_delay_seconds_count\\{service="${service}",instance="[^"]+"\\} \\d+`));
+        expect(text).toMatch(new RegExp(`memex_event_loop_busy_seconds_total\\{service="${service}",instance="[^"]+"\\} [\\d.e-]+`));
+      }
+      // Two instances of each scaled service answered (their ids differ).
+      const indexers = new Set([...text.matchAll(/memex_event_loop_delay_seconds_count\{service="indexer",instance="([^"]+)"\}/g)].map((m) => m[1]));
+      expect(indexers.size).toBe(2);
+    }
+  });
 
   it('shares the work between instances and processes each memo once', async () => {
     const instances = await eventually(async () => {

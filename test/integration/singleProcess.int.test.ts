@@ -6,7 +6,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Memo, SearchResultItem } from '@memex/contracts';
-import { eventually } from '@memex/testing';
+import { eventually, freePort } from '@memex/testing';
 import { httpsJson } from '../support/https';
 import { runTs } from '../support/processes';
 import { startProcessStack, type ProcessStack } from '../support/processStack';
@@ -37,8 +37,10 @@ function descendants(root: number): string[] {
 
 describe('pnpm start --single-process', () => {
   let stack: ProcessStack;
+  let operatorPort: number;
   beforeAll(async () => {
-    stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0' }, ['--single-process', '--no-restart']);
+    operatorPort = await freePort();
+    stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0', MEMEX_HEALTH_PORT: String(operatorPort) }, ['--single-process', '--no-restart']);
   }, 180_000);
   afterAll(async () => {
     await stack?.stop();
@@ -64,6 +66,16 @@ describe('pnpm start --single-process', () => {
     const found = await call<{ results: SearchResultItem[] }>('POST', '/api/v1/search', { query: 'fog signals', search_method: 'chunk_vector_search' });
     expect(found.status, found.text).toBe(200);
     expect(found.body.results.map((r) => r.memo_uuid)).toContain(created.body.memo_uuid);
+  });
+
+  it("serves every service's metrics on the one operator port (MEMEX_HEALTH_PORT), each with its event loop", async () => {
+    const res = await fetch(`http://127.0.0.1:${operatorPort}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    for (const service of ['gateway', 'memo', 'indexer', 'agent', 'extractor']) {
+      expect(text).toMatch(new RegExp(`memex_event_loop_delay_seconds_count\\{service="${service}",instance="[^"]+"\\} \\d+`));
+    }
+    expect((await fetch(`http://127.0.0.1:${operatorPort}/readyz`)).status).toBe(200);
   });
 
   it('refuses --scale beside it', async () => {
