@@ -104,14 +104,17 @@ try {
   const get = { label: 'GET', method: 'GET' as const, path: memoPath };
   const post = { label: 'POST', method: 'POST' as const, path: '/api/v1/memo', body: memoBody };
   const mixed = [search, get, search, get, post];
+  /** The CPU milliseconds each process spent per request since `before`, as a row of `cpuRows` and by process. */
+  const cpuPerRequest = (label: string, before: ReturnType<typeof cpuSnapshot>, requests: number, cpuRows: [string, string][]) => {
+    const perRequest = cpuBetween(before, cpuSnapshot(stack.process.pid!)).map(([name, seconds]): [string, number] => [name, (1000 * seconds) / requests]);
+    cpuRows.push([label, perRequest.map(([name, ms]) => `${name} ${ms.toFixed(2)}`).join(', ')]);
+    return new Map(perRequest);
+  };
   /** One load, with the CPU milliseconds each process of the stack spent per request. */
   const measured = async (label: string, requests: Parameters<typeof load>[1]['requests'], connections: number, cpuRows: [string, string][]) => {
     const before = cpuSnapshot(stack.process.pid!);
     const result = await load(label, { url: stack.base, headers, requests, connections, durationS });
-    const total = result.requestsPerSecond * durationS;
-    const cpu = cpuBetween(before, cpuSnapshot(stack.process.pid!));
-    cpuRows.push([label, cpu.map(([name, seconds]) => `${name} ${((1000 * seconds) / total).toFixed(2)}`).join(', ')]);
-    return { result, cpu: new Map(cpu.map(([name, seconds]) => [name, (1000 * seconds) / total])) };
+    return { result, cpu: cpuPerRequest(label, before, result.requestsPerSecond * durationS, cpuRows) };
   };
   /**
    * Searches at 4 connections while full-size memos are POSTed at INGEST_RATE per second, then one
@@ -123,14 +126,12 @@ try {
       load(label, { url: stack.base, headers, requests: [search], connections: 4, durationS }),
       load('POST', { url: stack.base, headers, requests: [{ label: 'POST', method: 'POST', path: '/api/v1/memo', body: fullMemoBody }], connections: 8, durationS, overallRate: INGEST_RATE }),
     ]);
-    const cpu = cpuBetween(before, cpuSnapshot(stack.process.pid!));
-    const total = searches.requestsPerSecond * durationS;
-    cpuRows.push([`${label} (per search)`, cpu.map(([name, seconds]) => `${name} ${((1000 * seconds) / total).toFixed(2)}`).join(', ')]);
+    const cpu = cpuPerRequest(`${label} (per search)`, before, searches.requestsPerSecond * durationS, cpuRows);
     const drainStarted = Date.now();
     await settle();
     const posted = Math.round(posts.requestsPerSecond * durationS);
     const kind = `POSTs meanwhile (${posted} memos; their backlog processed ${((Date.now() - drainStarted) / 1000).toFixed(1)} s after)`;
-    return { result: { ...searches, byKind: [{ kind, count: posted, p50: posts.p50, p99: posts.p99 }] }, cpu: new Map(cpu.map(([name, seconds]) => [name, (1000 * seconds) / total])) };
+    return { result: { ...searches, byKind: [{ kind, count: posted, p50: posts.p50, p99: posts.p99 }] }, cpu };
   };
   /** Waits until what earlier loads wrote is processed: one more memo, processed (the consumers take them in order). */
   const settle = async () => {

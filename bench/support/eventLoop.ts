@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { ServiceName } from '@memex/contracts';
 import { collectMetrics, type InstanceMetrics } from '@memex/runtime';
+import { counter } from '../../test/support/metrics';
 
 /** One collection of a service's event-loop figures (every instance's summed). */
 export interface EventLoopReading {
@@ -11,10 +12,9 @@ export interface EventLoopReading {
   at: number;
 }
 
-function sum(instances: InstanceMetrics[], name: string, pick: (labels: Record<string, string>) => boolean): number {
-  let total = 0;
-  for (const i of instances) for (const f of i.families) if (f.name === name) for (const s of f.samples) if (pick(s.labels)) total += s.value;
-  return total;
+/** A metric summed over every instance of `service` (see `counter`). */
+function total(instances: InstanceMetrics[], service: ServiceName, name: string, labels: Record<string, string> = {}): number {
+  return [...counter(instances, service, name, labels).values()].reduce((a, b) => a + b, 0);
 }
 
 /** The service's `memex_event_loop_*` metrics now, over NATS. */
@@ -23,9 +23,9 @@ export async function readEventLoop(nc: NatsConnection, service: ServiceName): P
   const bounds = new Set<number>();
   for (const i of instances) for (const f of i.families) if (f.name === 'memex_event_loop_delay_seconds') for (const s of f.samples) if (s.labels.le && s.labels.le !== '+Inf') bounds.add(Number(s.labels.le));
   return {
-    buckets: new Map([...bounds].sort((a, b) => a - b).map((b) => [b, sum(instances, 'memex_event_loop_delay_seconds', (l) => l.le === String(b))])),
-    count: sum(instances, 'memex_event_loop_delay_seconds', (l) => l.__suffix === '_count'),
-    busySeconds: sum(instances, 'memex_event_loop_busy_seconds_total', () => true),
+    buckets: new Map([...bounds].sort((a, b) => a - b).map((b) => [b, total(instances, service, 'memex_event_loop_delay_seconds', { le: String(b) })])),
+    count: total(instances, service, 'memex_event_loop_delay_seconds', { __suffix: '_count' }),
+    busySeconds: total(instances, service, 'memex_event_loop_busy_seconds_total'),
     at: performance.now(),
   };
 }
