@@ -69,9 +69,12 @@ describe('pnpm start --single-process', () => {
   });
 
   it("serves every service's metrics on the one operator port (MEMEX_HEALTH_PORT), each with its event loop", async () => {
-    const res = await fetch(`http://127.0.0.1:${operatorPort}/metrics`);
-    expect(res.status).toBe(200);
-    const text = await res.text();
+    // (the gateway gathers the answers that come within 250 ms: on a busy machine one may miss a gathering)
+    const text = await eventually(async () => {
+      const res = await fetch(`http://127.0.0.1:${operatorPort}/metrics`);
+      const body = await res.text();
+      return res.status === 200 && (body.match(/memex_event_loop_delay_seconds_count\{/g) ?? []).length === 5 ? body : undefined;
+    }, 10_000);
     for (const service of ['gateway', 'memo', 'indexer', 'agent', 'extractor']) {
       expect(text).toMatch(new RegExp(`memex_event_loop_delay_seconds_count\\{service="${service}",instance="[^"]+"\\} \\d+`));
     }
