@@ -1,6 +1,6 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { QueueGroups, Subjects, type MemoAddressRequest, type MemoGetRequest, type MemoListRequest, type MemoLogRequest, type TitleSearchRequest } from '@memex/contracts';
+import { QueueGroups, Subjects, type MemoAddressRequest, type MemoGetRequest, type MemoListRequest, type MemoLogRequest, type TitleSearchReply, type TitleSearchRequest } from '@memex/contracts';
 import {
   connectNats,
   ContentStore,
@@ -135,7 +135,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
       metrics,
       handler: (req) => resolveMemo(commands, req),
     }),
-    serveQuery<TitleSearchRequest, unknown>(nc, {
+    serveQuery<TitleSearchRequest, TitleSearchReply>(nc, {
       subject: Subjects.query.memoTitleSearch,
       queue: QueueGroups.memo,
       logger,

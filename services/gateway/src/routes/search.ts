@@ -59,7 +59,7 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         filters: input.filters,
         limit: input.limit,
       };
-      // The memo service's results (SearchResultItem[]), sent on undecoded inside the response.
+      // The memo service's results (a TitleSearchReply), sent on undecoded inside the response.
       const results = await queryJson(deps.nc, Subjects.query.memoTitleSearch, titleQuery, options);
       return reply.type(JSON_TYPE).send(Buffer.concat([RESULTS_PREFIX, results, CLOSING_BRACE]));
     },

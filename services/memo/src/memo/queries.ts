@@ -1,4 +1,4 @@
-import { MemexError, unpackChunks, type MemoGetRequest, type MemoResolveReply, type MemoView, type SearchResultItem, type TitleSearchRequest } from '@memex/contracts';
+import { MemexError, unpackChunks, type MemoGetRequest, type MemoResolveReply, type MemoView, type SearchResultItem, type TitleSearchReply, type TitleSearchRequest } from '@memex/contracts';
 import { chunkId, KeyErasedError, type ContentStore } from '@memex/runtime';
 import type { MemoReadModel, MemoRecord } from '../readModel/port';
 import type { MemoCommandService } from './handlers';
@@ -29,7 +29,7 @@ export async function searchTitles(
   readModel: MemoReadModel,
   content: ContentStore,
   request: TitleSearchRequest,
-): Promise<SearchResultItem[]> {
+): Promise<TitleSearchReply> {
   const records = await readModel.searchTitles(request.projectId, {
     mode: request.mode,
     query: request.query,
