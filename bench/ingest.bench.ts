@@ -5,7 +5,12 @@
  * monitoring, which the stack under test turns on with MEMEX_NATS_MONITOR_PORT; the bench's own GETs
  * that wait for `pending: false` are among them).
  *
- *   tsx bench/ingest.bench.ts [--memos 2000] [--chars 1500] [--concurrency 32] [--profile <dir>]
+ * Then one large memo (`--large-chars`, 2,000,000: ~2,000 chunks; 0 skips it) is POSTed while two
+ * clients search without pause, as they did for a few seconds before: how long it takes to
+ * `pending: false`, the searches' latency before and during, and the indexer's event loop during
+ * (what a search waits for behind one large document: issue 13's item 4).
+ *
+ *   tsx bench/ingest.bench.ts [--memos 2000] [--chars 1500] [--concurrency 32] [--large-chars 2000000] [--profile <dir>]
  *
  * `--profile <dir>` writes a V8 CPU profile of each service process there when the stack stops
  * (open in Chrome DevTools, or summarize with `tsx bench/support/profile.ts <dir>`).
@@ -17,7 +22,9 @@ import { DEFAULT_EMBEDDING_MODEL } from '../services/indexer/src/embedding/embed
 import { measureEmbedder } from '../services/indexer/src/embedding/measure';
 import { REPO_ROOT } from '../test/support/paths';
 import { freePort } from '@memex/testing';
-import { startProcessStack } from '../test/support/processStack';
+import { startProcessStack, type ProcessStack } from '../test/support/processStack';
+import { connectNats } from '@memex/runtime';
+import { describeEventLoop, readEventLoop } from './support/eventLoop';
 import { httpsJson } from '../test/support/https';
 import { cpuBetween, cpuSnapshot } from './support/processCpu';
 import { embedderAloneMemosPerSecond } from './support/embedderAlone';
@@ -30,12 +37,19 @@ const { values } = parseArgs({
     memos: { type: 'string', default: '2000' },
     chars: { type: 'string', default: '1500' },
     concurrency: { type: 'string', default: '32' },
+    'large-chars': { type: 'string', default: '2000000' },
     profile: { type: 'string' },
   },
 });
 const MEMOS = Number(values.memos);
 const CHARS = Number(values.chars);
 const CONCURRENCY = Number(values.concurrency);
+const LARGE_CHARS = Number(values['large-chars']);
+/** The services a search passes through, whose event loops the large memo's row shows. */
+const WATCHED = ['indexer', 'gateway'] as const;
+/** Clients searching without pause around the large memo. */
+const SEARCHERS = 2;
+type Call = <T = unknown>(method: string, url: string, body?: unknown) => ReturnType<typeof httpsJson<T>>;
 
 
 const embedder = await measureEmbedder({
@@ -56,8 +70,8 @@ const stack = await startProcessStack({
 });
 try {
   const texts = memoTexts(MEMOS, CHARS);
-  const call = <T>(method: string, url: string, body?: unknown) =>
-    httpsJson<T>(method, `${stack.base}${url}`, { key: stack.key, agent: stack.agent, ...(body === undefined ? {} : { body }) });
+  const call: Call = (method, url, body) =>
+    httpsJson(method, `${stack.base}${url}`, { key: stack.key, agent: stack.agent, ...(body === undefined ? {} : { body }) });
 
   const cpuBefore = stack.process.pid ? cpuSnapshot(stack.process.pid) : new Map();
   const natsBefore = await natsTraffic(monitorPort);
@@ -90,9 +104,65 @@ try {
   // A service that died and restarted mid-run spoils the figures (and is a bug): say so.
   const deaths = stack.output().split('\n').filter((l) => /\[memex\] .*exited|nhandled|uncaught/i.test(l));
   if (deaths.length > 0) console.error(`\nservices died during the run:\n${stack.output()}`);
+
+  if (LARGE_CHARS > 0) await largeMemo(stack, call);
 } finally {
   const code = await stack.stop();
   if (code !== 0) console.error(stack.output());
+}
+
+/** Searches at `SEARCHERS` clients without pause until `until` resolves: each one's latency, in ms. */
+async function searchUntil(call: Call, until: Promise<unknown>): Promise<number[]> {
+  const queries = memoTexts(64, 60).map((t) => t.slice(0, 60));
+  const latencies: number[] = [];
+  let done = false;
+  void until.finally(() => (done = true));
+  await Promise.all(
+    Array.from({ length: SEARCHERS }, async (_, c) => {
+      for (let i = c; !done; i += SEARCHERS) {
+        const t = performance.now();
+        const res = await call('POST', '/api/v1/search', { query: queries[i % queries.length], search_method: 'chunk_vector_search', limit: 10 });
+        if (res.status !== 200) throw new Error(`search failed: ${res.status} ${res.text}`);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  return latencies;
+}
+function describeLatencies(ms: readonly number[], seconds: number): string {
+  return `${ms.length} searches, ${(ms.length / seconds).toFixed(0)}/s, p50 ${percentile(ms, 50).toFixed(1)} ms, p99 ${percentile(ms, 99).toFixed(1)} ms, max ${Math.max(...ms).toFixed(0)} ms`;
+}
+
+/** One memo of `LARGE_CHARS` POSTed while searches run (see the header). */
+async function largeMemo(stack: ProcessStack, call: Call): Promise<void> {
+  const [content] = memoTexts(1, LARGE_CHARS);
+  const nc = await connectNats({ url: stack.natsUrl, name: 'ingest-bench' });
+  try {
+    const before = await searchUntil(call, new Promise((r) => setTimeout(r, 3000)));
+    const loopBefore = await Promise.all(WATCHED.map((service) => readEventLoop(nc, service)));
+    const cpuBefore = stack.process.pid ? cpuSnapshot(stack.process.pid) : new Map();
+    const started = performance.now();
+    const indexed = (async () => {
+      const res = await call<{ memo_uuid: string }>('POST', '/api/v1/memo', { title: 'One large memo', content });
+      if (res.status !== 200) throw new Error(`POST failed: ${res.status} ${res.text}`);
+      // (polled twice a second: each GET carries the whole content and chunk list)
+      return waitProcessed([res.body.memo_uuid], (id) => call<Memo>('GET', `/api/v1/memo/${id}`), 500);
+    })();
+    const during = await searchUntil(call, indexed);
+    const chunks = await indexed;
+    const seconds = (performance.now() - started) / 1000;
+    const loopAfter = await Promise.all(WATCHED.map((service) => readEventLoop(nc, service)));
+    const cpu = stack.process.pid ? cpuBetween(cpuBefore, cpuSnapshot(stack.process.pid)) : [];
+    printTable(`one memo of ${content!.length} chars POSTed while ${SEARCHERS} clients search (issue 13 item 4: no search waits behind it)`, [
+      ['POST → pending:false', `${seconds.toFixed(1)} s, ${chunks} chunks (${(chunks / seconds).toFixed(0)} chunks/s)`],
+      ['searches for 3 s before', describeLatencies(before, 3)],
+      ['searches meanwhile', describeLatencies(during, seconds)],
+      ...WATCHED.map((service, i): [string, string] => [`${service} event loop meanwhile`, describeEventLoop(loopBefore[i]!, loopAfter[i]!)]),
+      ['CPU meanwhile', cpu.map(([n, s]) => `${n} ${s.toFixed(2)} s`).join(', ')],
+    ]);
+  } finally {
+    await nc.close();
+  }
 }
 
 interface Traffic {

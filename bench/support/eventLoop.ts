@@ -32,15 +32,17 @@ export async function readEventLoop(nc: NatsConnection, service: ServiceName): P
 
 /**
  * What the event loop did between two readings: the share of its timer samples that ran more than
- * 10 ms and 50 ms late, the bucket bound under which 99% of them ran, and the share of the time the
- * thread was busy.
+ * 10 ms and 50 ms late, the bucket bounds under which 99% and all of them ran, and the share of the
+ * time the thread was busy.
  */
 export function describeEventLoop(before: EventLoopReading, after: EventLoopReading): string {
   const count = after.count - before.count;
   if (count <= 0) return 'no samples';
   const within = (bound: number) => (after.buckets.get(bound) ?? 0) - (before.buckets.get(bound) ?? 0);
   const late = (bound: number) => `${(((count - within(bound)) / count) * 100).toFixed(1)}%`;
+  const bound = (b: number | undefined) => (b === undefined ? '> 2.5 s' : `${(b * 1000).toFixed(0)} ms`);
   const p99 = [...after.buckets.keys()].find((b) => within(b) >= 0.99 * count);
+  const worst = [...after.buckets.keys()].find((b) => within(b) >= count);
   const busy = (after.busySeconds - before.busySeconds) / ((after.at - before.at) / 1000);
-  return `busy ${(busy * 100).toFixed(0)}%   timer late > 10 ms ${late(0.01)}, > 50 ms ${late(0.05)}   p99 ≤ ${p99 === undefined ? '> 2.5 s' : `${(p99 * 1000).toFixed(0)} ms`}   (${count} samples)`;
+  return `busy ${(busy * 100).toFixed(0)}%   timer late > 10 ms ${late(0.01)}, > 50 ms ${late(0.05)}   p99 ≤ ${bound(p99)}, worst ≤ ${bound(worst)}   (${count} samples)`;
 }
