@@ -56,7 +56,7 @@ describe('embedded search index on disk', () => {
 
   it('writes a large batch a transaction at a time, answering searches between them, and drops a memo deleted meanwhile', async () => {
     const dir = tempDir('memex-index-');
-    // A transaction per memo (by default, as many as fit in WRITE_TURN_MS).
+    // A row per transaction (by default, as many as fit in WRITE_TURN_MS).
     const index = new EmbeddedSearchIndex(join(dir.path, 'index.db'), { writeTurnMs: 0 });
     try {
       const p = randomUUID();
@@ -84,6 +84,108 @@ describe('embedded search index on disk', () => {
       expect(await index.getChunks('m', memos[4]!)).toEqual([]);
     } finally {
       await index.close();
+      dir.remove();
+    }
+  });
+
+  it('writes one large memo a few chunks at a time: searches see it grow, another process loads only the new chunks, a rewrite keeps it whole', async () => {
+    const dir = tempDir('memex-index-');
+    const path = join(dir.path, 'index.db');
+    const writer = new EmbeddedSearchIndex(path, { writeTurnMs: 0 }); // a row per transaction
+    const reader = new EmbeddedSearchIndex(path);
+    try {
+      const p = randomUUID();
+      const m = randomUUID();
+      await writer.openModel('m', 4);
+      await reader.openModel('m', 4);
+      await writer.applyCatalog({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) });
+      const chunks = (n: number, word: string) =>
+        Array.from({ length: n }, (_, i) => ({ chunkId: chunkId(m, 1, i), index: i, content: `${word} ${i}`, dense: v, terms: termFrequencies(`${word} ${i}`) }));
+      const query = { projectId: p, filters: [], limit: 50 };
+      const found = async (index: EmbeddedSearchIndex, word?: string) =>
+        (word ? await index.searchSparse('m', encodeQuery(word), query) : await index.searchDense('m', v, query)).length;
+      /** What each process finds at every turn of the event loop until `writing` ends. */
+      const watch = async (writing: Promise<boolean>) => {
+        const seen = { writer: [] as number[], reader: [] as number[] };
+        let done = false;
+        void writing.finally(() => (done = true));
+        while (!done) {
+          seen.writer.push(await found(writer));
+          seen.reader.push(await found(reader));
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        return { stored: await writing, seen };
+      };
+      const readerMemory = reader.modelMemory('m')!.memory;
+      const loaded = vi.spyOn(readerMemory, 'add');
+      const removed = vi.spyOn(readerMemory, 'removeMemo');
+
+      const first = await watch(writer.putChunks('m', { memoId: m, projectId: p, revision: 1 }, chunks(20, 'first')));
+      expect(first.stored).toBe(true);
+      for (const counts of [first.seen.writer, first.seen.reader]) {
+        expect(counts.some((n) => n > 0 && n < 20)).toBe(true);
+        expect(counts).toEqual([...counts].sort((a, b) => a - b));
+      }
+      expect(await found(reader)).toBe(20);
+      // Each chunk loaded into the other process once, not the whole memo again after every slice.
+      expect(loaded).toHaveBeenCalledTimes(20);
+      expect(removed.mock.calls.every((call) => call.length === 3)).toBe(true);
+
+      // Rewritten in place (a new title: same revision, same ids): whole at every turn, in both.
+      const second = await watch(writer.putChunks('m', { memoId: m, projectId: p, revision: 1 }, chunks(20, 'second')));
+      expect(second.stored).toBe(true);
+      expect(new Set([...second.seen.writer, ...second.seen.reader])).toEqual(new Set([20]));
+      expect(second.seen.writer.length).toBeGreaterThan(2);
+      expect([await found(reader, 'second'), await found(reader, 'first')]).toEqual([20, 0]);
+
+      // Fewer chunks than before: those past the new count go too.
+      expect(await writer.putChunks('m', { memoId: m, projectId: p, revision: 1 }, chunks(12, 'third'))).toBe(true);
+      expect([await found(writer), await found(reader), (await writer.getChunks('m', m)).length]).toEqual([12, 12, 12]);
+
+      // Deleted between two slices: the rest is not written, and what was goes with the memo.
+      const gone = writer.putChunks('m', { memoId: m, projectId: p, revision: 1 }, chunks(20, 'fourth'));
+      await new Promise((resolve) => setImmediate(resolve));
+      await writer.applyCatalog({ memoId: m, projectId: p, version: 2, memo: null });
+      expect(await gone).toBe(false);
+      expect([await found(writer), await found(reader), (await writer.getChunks('m', m)).length]).toEqual([0, 0, 0]);
+    } finally {
+      await reader.close();
+      await writer.close();
+      dir.remove();
+    }
+  });
+
+  it("adds chunk ranges to an earlier version's change log, and still reads its entries as whole-memo changes", async () => {
+    const dir = tempDir('memex-index-');
+    const path = join(dir.path, 'index.db');
+    const old = new Database(path);
+    old.exec('CREATE TABLE changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, memo_id TEXT NOT NULL, model TEXT, at INTEGER NOT NULL)');
+    old.close();
+    const writer = new EmbeddedSearchIndex(path);
+    const reader = new EmbeddedSearchIndex(path);
+    try {
+      const p = randomUUID();
+      const m = randomUUID();
+      await writer.openModel('m', 4);
+      await reader.openModel('m', 4);
+      await writer.applyCatalog({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) });
+      await writer.putChunks('m', { memoId: m, projectId: p, revision: 1 }, [0, 1, 2].map((i) => ({ chunkId: chunkId(m, 1, i), index: i, content: `text ${i}`, dense: v, terms: termFrequencies(`text ${i}`) })));
+      const query = { projectId: p, filters: [], limit: 5 };
+      expect((await reader.searchDense('m', v, query)).length).toBe(3);
+      const removed = vi.spyOn(reader.modelMemory('m')!.memory, 'removeMemo');
+      // What a process of the earlier version writes: a row, and a change without a range.
+      const earlier = new Database(path);
+      expect(earlier.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('changes')").all().map((c) => c.name)).toEqual(
+        expect.arrayContaining(['from_idx', 'to_idx']),
+      );
+      earlier.prepare('UPDATE chunks SET content = ? WHERE chunk_id = ?').run('rewritten by an earlier version', chunkId(m, 1, 2));
+      earlier.prepare('INSERT INTO changes (memo_id, model, at) VALUES (?, ?, ?)').run(m, 'm', Date.now());
+      earlier.close();
+      expect((await reader.searchDense('m', v, query)).map((h) => h.content).sort()).toEqual(['rewritten by an earlier version', 'text 0', 'text 1']);
+      expect(removed).toHaveBeenCalledWith(m);
+    } finally {
+      await reader.close();
+      await writer.close();
       dir.remove();
     }
   });

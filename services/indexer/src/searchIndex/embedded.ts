@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import type { MemoAttributes } from '@memex/contracts';
-import { checkpointAfterErase, compressText, decompressText, nextTurn, openSqlite, type SqliteDatabase } from '@memex/runtime';
+import { checkpointAfterErase, compressText, decompressText, mapInTurns, nextTurn, openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { EncodedDocument, SparseVector } from '@memex/text';
 import { decodeFloat16, encodeFloat16, readHalves } from './float16';
 import { GraphFiles } from './graphFiles';
@@ -41,21 +41,34 @@ CREATE INDEX IF NOT EXISTS chunks_by_memo ON chunks (memo_id, model);
 -- Every change names the memo it touched (or, with memo_id '', a model), so other processes
 -- sharing the file reload just that: a memo's catalog row (model NULL), its chunks under one model,
 -- or its chunks under every model ('*', after a deletion or a new revision removed some).
+-- from_idx/to_idx: only the chunks with from_idx <= idx < to_idx changed (a slice of a large memo
+-- written in several transactions); NULL: all of them (and all of them to a version before these columns).
 CREATE TABLE IF NOT EXISTS changes (
-  seq     INTEGER PRIMARY KEY AUTOINCREMENT,
-  memo_id TEXT NOT NULL,
-  model   TEXT,
-  at      INTEGER NOT NULL
+  seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+  memo_id  TEXT NOT NULL,
+  model    TEXT,
+  at       INTEGER NOT NULL,
+  from_idx INTEGER,
+  to_idx   INTEGER
 );
 `;
 
+/** The changes table of a file written by a version before chunk ranges gets them (see SCHEMA). */
+const CHANGE_RANGE_COLUMNS = ['from_idx', 'to_idx'];
+
 /**
- * Milliseconds of writing one transaction takes on at most (whole memos: it ends after the memo
- * that passes this, and holds one memo at least), then the event loop is free before the next:
- * searches that arrive during a large batch wait for one slice, not for the batch. Reloading what a
- * slice wrote into memory takes about as long again, in the same turn.
+ * Milliseconds one transaction and the reloading of what it wrote into memory take together, about
+ * (it ends after the row that passes its share of this, and holds one row at least; a large memo's
+ * chunks go in several), then the event loop is free before the next: searches that arrive during
+ * a large batch or a large memo wait for one slice, not for the whole.
  */
 export const WRITE_TURN_MS = 2;
+
+/** What a step of `writeInTurns` returns when its item is not finished: it goes on in the next transaction. */
+const UNFINISHED = Symbol('unfinished');
+
+/** A chunk's columns, encoded before its transaction (see `putChunksOfMemos`). */
+type EncodedChunk = Pick<ChunkRow, 'chunk_id' | 'idx' | 'content' | 'dense' | 'terms'>;
 
 interface ChunkRow {
   model: string;
@@ -78,6 +91,20 @@ interface CatalogRow {
 
 /** In `changes.model` of a memo's change: its chunks changed under every model. */
 const ALL_MODELS = '*';
+
+/** The indices `from <= idx < to` of a memo's chunks (a change's, or what sync reloads). */
+interface ChunkRange {
+  from: number;
+  to: number;
+}
+const ALL_CHUNKS: ChunkRange = Object.freeze({ from: 0, to: Infinity });
+
+/** The one range spanning both (ALL_CHUNKS itself when it is that), or either one alone. */
+function spanning(a: ChunkRange | undefined, b: ChunkRange | undefined): ChunkRange | undefined {
+  if (!a || !b) return a ?? b;
+  if (a === ALL_CHUNKS || b === ALL_CHUNKS || (Math.min(a.from, b.from) === 0 && Math.max(a.to, b.to) === Infinity)) return ALL_CHUNKS;
+  return { from: Math.min(a.from, b.from), to: Math.max(a.to, b.to) };
+}
 
 /** What became of a project's HNSW graph when its model was loaded. */
 export interface GraphLoadEvent {
@@ -110,7 +137,7 @@ export interface EmbeddedIndexOptions {
    * (`MEMEX_SEAL_DEFLATE=false`). Both forms are always read.
    */
   compact?: boolean;
-  /** {@link WRITE_TURN_MS} (0: a transaction per memo). */
+  /** {@link WRITE_TURN_MS} (0: a row per transaction). */
   writeTurnMs?: number;
   /** See {@link ModelMemoryOptions.vectorCacheBytes}. */
   vectorCacheBytes?: number;
@@ -272,6 +299,8 @@ export class EmbeddedSearchIndex implements SearchIndex {
   ) {
     this.db = openSqlite(path);
     this.db.exec(SCHEMA);
+    const columns = new Set(this.db.prepare<[], { name: string }>('SELECT name FROM pragma_table_info(\'changes\')').all().map((c) => c.name));
+    for (const column of CHANGE_RANGE_COLUMNS) if (!columns.has(column)) this.db.exec(`ALTER TABLE changes ADD COLUMN ${column} INTEGER`);
     this.db.prepare(`INSERT OR IGNORE INTO info (key, value) VALUES ('instance', ?)`).run(randomUUID());
     this.instance = this.db.prepare<[], { value: string }>(`SELECT value FROM info WHERE key = 'instance'`).get()!.value;
     const graphDir = options.graphDir ?? join(dirname(path), `${basename(path).replace(/\.db$/, '')}.graphs`);
@@ -294,17 +323,26 @@ export class EmbeddedSearchIndex implements SearchIndex {
       dataVersion: this.db.prepare<[], number>('PRAGMA data_version').pluck(),
       chunksOfModel: this.db.prepare<[string], ChunkRow>('SELECT * FROM chunks WHERE model = ?'),
       chunksOfMemo: this.db.prepare<[string, string], ChunkRow>('SELECT * FROM chunks WHERE memo_id = ? AND model = ? ORDER BY idx'),
+      chunksOfMemoBetween: this.db.prepare<[string, string, number, number], ChunkRow>(
+        'SELECT * FROM chunks WHERE memo_id = ? AND model = ? AND idx >= ? AND idx < ? ORDER BY idx',
+      ),
       deleteMemoChunks: this.db.prepare<[string]>('DELETE FROM chunks WHERE memo_id = ?'),
       deleteOlderRevisions: this.db.prepare<[string, number]>('DELETE FROM chunks WHERE memo_id = ? AND revision < ?'),
-      deleteMemoModelChunks: this.db.prepare<[string, string]>('DELETE FROM chunks WHERE memo_id = ? AND model = ?'),
+      // What a memo's new chunks under a model did not replace: those of another revision, or past their count.
+      deleteLeftoverChunks: this.db.prepare<[string, string, number, number]>(
+        'DELETE FROM chunks WHERE memo_id = ? AND model = ? AND (revision <> ? OR idx >= ?)',
+      ),
       deleteModelChunks: this.db.prepare<[string]>('DELETE FROM chunks WHERE model = ?'),
       insertChunk: this.db.prepare(
         `INSERT OR REPLACE INTO chunks (model, chunk_id, memo_id, project_id, revision, idx, content, dense, terms)
          VALUES (@model, @chunk_id, @memo_id, @project_id, @revision, @idx, @content, @dense, @terms)`,
       ),
       logChange: this.db.prepare<[string, string | null, number]>('INSERT INTO changes (memo_id, model, at) VALUES (?, ?, ?)'),
-      changesSince: this.db.prepare<[number], { seq: number; memo_id: string; model: string | null }>(
-        'SELECT seq, memo_id, model FROM changes WHERE seq > ? ORDER BY seq',
+      logChunkRange: this.db.prepare<[string, string, number, number, number]>(
+        'INSERT INTO changes (memo_id, model, at, from_idx, to_idx) VALUES (?, ?, ?, ?, ?)',
+      ),
+      changesSince: this.db.prepare<[number], { seq: number; memo_id: string; model: string | null; from_idx: number | null; to_idx: number | null }>(
+        'SELECT seq, memo_id, model, from_idx, to_idx FROM changes WHERE seq > ? ORDER BY seq',
       ),
       changedSince: this.db.prepare<[number], { memo_id: string; model: string | null }>('SELECT DISTINCT memo_id, model FROM changes WHERE seq > ?'),
       minSeq: this.db.prepare<[], { s: number | null }>('SELECT MIN(seq) AS s FROM changes'),
@@ -453,8 +491,9 @@ export class EmbeddedSearchIndex implements SearchIndex {
       return;
     }
     // Per memo: its catalog row is reloaded; its chunks only under the models whose chunks changed
-    // (a catalog-only change, such as a summary or tags, leaves the vectors in memory alone).
-    const memos = new Map<string, Set<string>>();
+    // (a catalog-only change, such as a summary or tags, leaves the vectors in memory alone), and
+    // of those only the range of indices that changed (one range spanning them all).
+    const memos = new Map<string, Map<string, ChunkRange>>();
     const models = new Set<string>();
     for (const change of this.stmts.changesSince.iterate(this.lastSeq)) {
       this.lastSeq = change.seq;
@@ -463,8 +502,10 @@ export class EmbeddedSearchIndex implements SearchIndex {
         continue;
       }
       let chunked = memos.get(change.memo_id);
-      if (!chunked) memos.set(change.memo_id, (chunked = new Set()));
-      if (change.model !== null) chunked.add(change.model);
+      if (!chunked) memos.set(change.memo_id, (chunked = new Map()));
+      if (change.model === null) continue;
+      const range = change.from_idx === null ? ALL_CHUNKS : { from: change.from_idx, to: change.to_idx ?? Infinity };
+      chunked.set(change.model, spanning(chunked.get(change.model), range) ?? range);
     }
     for (const model of models) {
       const memory = this.models.get(model);
@@ -480,41 +521,57 @@ export class EmbeddedSearchIndex implements SearchIndex {
       if (row) this.catalog.set(toEntry(row));
       if (chunked.size === 0) continue;
       for (const [model, memory] of this.models) {
-        if (!chunked.has(model) && !chunked.has(ALL_MODELS)) continue;
-        memory.removeMemo(memoId);
-        for (const row of this.stmts.chunksOfMemo.iterate(memoId, model)) this.addRow(memory, row);
+        const range = spanning(chunked.get(model), chunked.get(ALL_MODELS));
+        if (!range) continue;
+        if (range === ALL_CHUNKS) {
+          memory.removeMemo(memoId);
+          for (const row of this.stmts.chunksOfMemo.iterate(memoId, model)) this.addRow(memory, row);
+        } else {
+          memory.removeMemo(memoId, range.from, range.to);
+          for (const row of this.stmts.chunksOfMemoBetween.iterate(memoId, model, range.from, range.to)) this.addRow(memory, row);
+        }
       }
     }
   }
 
   /**
-   * `each` of the items in order, in transactions of about `WRITE_TURN_MS` of writing each, with a
-   * turn of the event loop between two (where searches that arrived meanwhile are answered).
-   * Each item is checked against the store as it is then, so one the catalog moved past while the
-   * batch waited is dropped as it would be alone.
+   * The items in order, in transactions of about `WRITE_TURN_MS` each (with the reloading of what
+   * they wrote), with a turn of the event loop between two (where searches that arrived meanwhile
+   * are answered). `step` writes what it can of an item before `until` (a `performance.now()`
+   * time), and returns the item's result, or UNFINISHED to go on with it in the next transaction.
+   * Each step checks its item against the store as it is then, so one the catalog moved past while
+   * the batch waited is dropped as it would be alone.
    */
-  private async writeInTurns<T, R>(items: readonly T[], each: (item: T) => R): Promise<R[]> {
+  private async writeInTurns<T, R>(items: readonly T[], step: (item: T, until: number) => R | typeof UNFINISHED): Promise<R[]> {
     const budget = this.options.writeTurnMs ?? WRITE_TURN_MS;
     const out: R[] = [];
-    while (out.length < items.length) {
-      if (out.length > 0) await nextTurn();
-      const done = this.write(() => {
-        const slice: R[] = [];
-        const started = performance.now();
-        do slice.push(each(items[out.length + slice.length]!));
-        while (out.length + slice.length < items.length && performance.now() - started < budget);
-        return slice;
+    for (let first = true; out.length < items.length; first = false) {
+      if (!first) await nextTurn();
+      this.write(() => {
+        // The transaction's share of the turn: reloading takes `reloadRatio` times as long again.
+        const until = performance.now() + budget / (1 + this.reloadRatio);
+        do {
+          const result = step(items[out.length]!, until);
+          if (result === UNFINISHED) return;
+          out.push(result);
+        } while (out.length < items.length && performance.now() < until);
       });
-      out.push(...done);
     }
     return out;
   }
 
+  /** Time reloading a write into memory took per time writing it (smoothed; see writeInTurns). */
+  private reloadRatio = 1;
+
   private write<T>(fn: () => T): T {
+    const started = performance.now();
     const result = this.db.transaction(fn).immediate();
+    const written = performance.now();
     this.dirty = true;
     if (++this.writes % 1000 === 0) this.stmts.prune.run(Date.now() - CHANGE_RETENTION_MS);
     this.sync();
+    const ratio = (performance.now() - written) / Math.max(written - started, 0.01);
+    this.reloadRatio = Math.min(8, 0.75 * this.reloadRatio + 0.25 * ratio);
     return result;
   }
 
@@ -570,28 +627,50 @@ export class EmbeddedSearchIndex implements SearchIndex {
     if (!this.models.has(model)) this.loadModel(model, dimension);
   }
 
-  private chunksWrite(model: string, memo: { memoId: string; projectId: string; revision: number }, chunks: readonly IndexedChunk[]): boolean {
+  /** Whether chunks of this memo revision may be written: the memo is not deleted, nor at a newer revision. */
+  private mayWriteChunks(memo: { memoId: string; revision: number }): boolean {
     const row = this.stmts.catalogRow.get(memo.memoId);
-    if (row) {
-      if (row.memo === null) return false;
-      if (rowAttributes(row, row.memo).revision > memo.revision) return false;
-    }
-    this.stmts.deleteMemoModelChunks.run(memo.memoId, model);
-    for (const c of chunks) {
-      this.stmts.insertChunk.run({
-        model,
-        chunk_id: c.chunkId,
-        memo_id: memo.memoId,
-        project_id: memo.projectId,
-        revision: memo.revision,
-        idx: c.index,
-        content: this.options.compact === false ? c.content : compressText(c.content),
-        dense: encodeDense(c.dense, this.options.compact !== false),
-        terms: encodeTerms(c.terms, this.options.compact !== false),
-      });
-    }
-    this.stmts.logChange.run(memo.memoId, model, Date.now());
-    return true;
+    if (!row) return true;
+    return row.memo !== null && rowAttributes(row, row.memo).revision <= memo.revision;
+  }
+
+  /**
+   * Writes a memo's chunks under a model, as many as fit before each step's `until`: each step
+   * replaces chunks in place (same ids) and logs their range of indices, so the memo stays
+   * findable while a large one is rewritten (a new title, say) and other processes reload only
+   * that range; the last step removes what the new chunks did not replace. False when the memo was
+   * deleted or moved to a newer revision (before or between steps: what was written goes with it).
+   */
+  private chunksWriter(model: string, memo: { memoId: string; projectId: string; revision: number }, chunks: readonly EncodedChunk[]) {
+    let next = 0;
+    return (until: number): boolean | typeof UNFINISHED => {
+      if (!this.models.has(model)) throw new Error(`model ${model} is not open`);
+      if (!this.mayWriteChunks(memo)) return false;
+      const from = next;
+      while (next < chunks.length) {
+        const c = chunks[next++]!;
+        this.stmts.insertChunk.run({ model, memo_id: memo.memoId, project_id: memo.projectId, revision: memo.revision, ...c });
+        if (performance.now() >= until) break;
+      }
+      if (next > from) this.stmts.logChunkRange.run(memo.memoId, model, Date.now(), from, next);
+      if (next < chunks.length) return UNFINISHED;
+      if (this.stmts.deleteLeftoverChunks.run(memo.memoId, model, memo.revision, chunks.length).changes > 0) {
+        this.stmts.logChange.run(memo.memoId, model, Date.now());
+      }
+      return true;
+    };
+  }
+
+  /** A chunk's columns as stored (deflated text, float16 vector, varint terms; or as earlier versions wrote them). */
+  private encodeChunk(c: IndexedChunk): EncodedChunk {
+    const compact = this.options.compact !== false;
+    return {
+      chunk_id: c.chunkId,
+      idx: c.index,
+      content: compact ? compressText(c.content) : c.content,
+      dense: encodeDense(c.dense, compact),
+      terms: encodeTerms(c.terms, compact),
+    };
   }
 
   async putChunks(
@@ -602,13 +681,19 @@ export class EmbeddedSearchIndex implements SearchIndex {
     return (await this.putChunksOfMemos(model, [{ memo, chunks }]))[0]!;
   }
 
-  /** In slices (see `writeInTurns`); a memo's chunks are never split. */
+  /**
+   * The rows are encoded first (in turns: deflate and the vector and term encodings are most of a
+   * write), then written in slices (see `writeInTurns`; a large memo's chunks across several).
+   */
   async putChunksOfMemos(model: string, items: readonly ChunksOfMemo[]): Promise<boolean[]> {
     if (!this.models.has(model)) throw new Error(`model ${model} is not open`);
-    return this.writeInTurns(items, ({ memo, chunks }) => {
-      if (!this.models.has(model)) throw new Error(`model ${model} is not open`);
-      return this.chunksWrite(model, memo, chunks);
-    });
+    const encoded = await mapInTurns(
+      items.flatMap(({ chunks }) => chunks),
+      (c) => this.encodeChunk(c),
+    );
+    let at = 0;
+    const writers = items.map(({ memo, chunks }) => this.chunksWriter(model, memo, encoded.slice(at, (at += chunks.length))));
+    return this.writeInTurns(writers, (write, until) => write(until));
   }
 
   async getChunks(model: string, memoId: string): Promise<StoredChunkText[]> {

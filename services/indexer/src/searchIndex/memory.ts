@@ -800,12 +800,18 @@ export class ModelMemory {
     this.termUsed += ids.length;
   }
 
-  removeMemo(memoId: string): void {
+  /** Removes a memo's chunks, or those with `from <= index < to` (a range another process rewrote). */
+  removeMemo(memoId: string, from = 0, to = Infinity): void {
     const list = this.byMemo.get(memoId);
     if (!list) return;
+    const kept: number[] = [];
     for (const slot of list) {
       const chunk = this.slots[slot];
       if (!chunk) continue;
+      if (chunk.index < from || chunk.index >= to) {
+        kept.push(slot);
+        continue;
+      }
       this.recentVectors?.delete(chunk.chunkId);
       const project = this.projects.get(chunk.projectId)!;
       project.chunks -= 1;
@@ -829,7 +835,8 @@ export class ModelMemory {
       this.deadCount += 1;
       this.logChange(slot);
     }
-    this.byMemo.delete(memoId);
+    if (kept.length > 0) this.byMemo.set(memoId, kept);
+    else this.byMemo.delete(memoId);
     if (this.deadCount > 4096 && this.deadCount > this.liveCount) this.compact();
   }
 
