@@ -56,7 +56,7 @@ for (const name of values.collections.split(',')) {
       version: 1,
       memo: { projectId, memoId, revision: 1, title, summary: '', source: null, clientReferenceId: null, memoType: 'text', tags: [], metadata: {}, archived: false, expirationDate: null },
     });
-    const indexed = await embedChunks(embedder, title, chunkMemo(memoId, 1, content, DEFAULT_CHUNK_OPTIONS));
+    const indexed = await embedChunks(embedder, title, await chunkMemo(memoId, 1, content, DEFAULT_CHUNK_OPTIONS));
     chunks += indexed.length;
     await index.putChunks(MODEL, { memoId, projectId, revision: 1 }, indexed);
   }

@@ -12,7 +12,7 @@ import { REPO_ROOT } from '../../test/support/paths';
 export async function embedderAloneMemosPerSecond(texts: readonly string[]): Promise<number> {
   const embedder = await loadEmbedder({ model: DEFAULT_EMBEDDING_MODEL, modelsDir: path.join(REPO_ROOT, 'models'), allowRemote: false });
   try {
-    const chunks = texts.map((text, i) => chunkMemo(`m${i}`, 1, text, DEFAULT_CHUNK_OPTIONS));
+    const chunks = await Promise.all(texts.map((text, i) => chunkMemo(`m${i}`, 1, text, DEFAULT_CHUNK_OPTIONS)));
     await embedChunks(embedder, 'warm-up', chunks[0]!);
     const t = performance.now();
     const all = chunks.flat();

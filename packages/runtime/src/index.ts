@@ -65,7 +65,7 @@ export type { TokenStreamOptions } from './streams/tokenStream';
 export { Counter, Gauge, Histogram, LATENCY_BUCKETS, Metrics, renderPrometheus } from './metrics/registry';
 export type { Labels, MetricFamily } from './metrics/registry';
 export { collectMetrics, serveMetrics } from './metrics/serve';
-export { TURN_BUDGET_MS, mapInTurns, nextTurn } from './turns';
+export { TURN_BUDGET_MS, mapInTurns, nextTurn, runInTurns } from './turns';
 export { EVENT_LOOP_DELAY_BUCKETS, EVENT_LOOP_SAMPLE_MS, watchEventLoop } from './metrics/eventLoop';
 export type { InstanceMetrics } from './metrics/serve';
 

@@ -47,3 +47,20 @@ export async function mapInTurns<T, R>(items: readonly T[], each: (item: T, inde
   }
   return out;
 }
+
+/**
+ * Runs `steps` (a generator that yields between pieces of its work) to its end, as a plain loop
+ * would, but letting a turn of the event loop pass (`nextTurn`) after each `budgetMs` of it; its
+ * result.
+ */
+export async function runInTurns<R>(steps: Iterator<unknown, R, undefined>, budgetMs = TURN_BUDGET_MS): Promise<R> {
+  let started = performance.now();
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (performance.now() - started >= budgetMs) {
+      await nextTurn();
+      started = performance.now();
+    }
+  }
+}

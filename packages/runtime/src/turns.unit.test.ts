@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapInTurns, nextTurn } from './turns';
+import { mapInTurns, nextTurn, runInTurns } from './turns';
 
 describe('mapInTurns', () => {
   it('maps in order, and lets the event loop run between slices of work', async () => {
@@ -59,5 +59,36 @@ describe('mapInTurns', () => {
     const afterStart = order.slice(2).join('');
     expect(afterStart).not.toMatch(/[ab]\d[ab]\d/);
     expect(turns).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe('runInTurns', () => {
+  function* work(steps: number, msEach: number, done: { steps: number }): Generator<void, string, void> {
+    for (let i = 0; i < steps; i++) {
+      const until = performance.now() + msEach;
+      while (performance.now() < until) {
+        // a step's work
+      }
+      done.steps += 1;
+      yield;
+    }
+    return `${steps} steps`;
+  }
+
+  it("returns the generator's result, letting the event loop run between slices of its steps", async () => {
+    const done = { steps: 0 };
+    let ranBetween = -1;
+    setImmediate(() => (ranBetween = done.steps));
+    expect(await runInTurns(work(6, 2, done), 3)).toBe('6 steps');
+    // After the first slice (two steps, or fewer on a busy machine), not after all six.
+    expect(ranBetween).toBeGreaterThanOrEqual(1);
+    expect(ranBetween).toBeLessThanOrEqual(2);
+  });
+
+  it('runs a short generator in one turn', async () => {
+    let ran = false;
+    setImmediate(() => (ran = true));
+    expect(await runInTurns(work(3, 0, { steps: 0 }), 1000)).toBe('3 steps');
+    expect(ran).toBe(false);
   });
 });

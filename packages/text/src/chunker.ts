@@ -1,4 +1,4 @@
-import { isWhitespaceCode, sentenceInfos } from './sentences.js';
+import { eachSentenceInfo, isWhitespaceCode } from './sentences.js';
 
 /** One piece of a text. `content === text.slice(start, end)` (UTF-16 offsets). */
 export interface Chunk {
@@ -114,17 +114,31 @@ function cutSentence(
  * result depends only on the inputs.
  */
 export function chunkText(text: string, options?: ChunkOptions): Chunk[] {
+  const steps = chunkTextSteps(text, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * {@link chunkText}'s work in steps: it pauses (yields) after each sentence read and each chunk
+ * made, so a caller can spread a long text over several turns of its event loop; it returns what
+ * `chunkText` does.
+ */
+export function* chunkTextSteps(text: string, options?: ChunkOptions): Generator<void, Chunk[], void> {
   const { targetChars, maxChars, overlapChars } = resolveOptions(options);
   const units: Unit[] = [];
-  for (const s of sentenceInfos(text)) {
+  for (const s of eachSentenceInfo(text)) {
     if (s.end - s.start <= maxChars) {
       units.push({ start: s.start, end: s.end, blockStart: s.blockStart });
-      continue;
+    } else {
+      const pieces = cutSentence(text, s.start, s.end, targetChars, maxChars);
+      const first = pieces[0];
+      if (first) first.blockStart = s.blockStart;
+      units.push(...pieces);
     }
-    const pieces = cutSentence(text, s.start, s.end, targetChars, maxChars);
-    const first = pieces[0];
-    if (first) first.blockStart = s.blockStart;
-    units.push(...pieces);
+    yield;
   }
   const n = units.length;
   const chunks: Chunk[] = [];
@@ -149,6 +163,7 @@ export function chunkText(text: string, options?: ChunkOptions): Chunk[] {
     while (last + 1 < n && span(first, last + 1) <= targetChars) last++;
     last = preferBlockEnd(units, first, mustReach, last, targetChars, maxChars, span);
     push(first, last);
+    yield;
 
     let next = last + 1;
     while (next - 1 > first && span(next - 1, last) <= overlapChars) next--;

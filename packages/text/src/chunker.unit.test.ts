@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { seededRandom } from '@memex/testing';
-import { chunkText, DEFAULT_CHUNK_OPTIONS } from './chunker.js';
+import { chunkText, chunkTextSteps, DEFAULT_CHUNK_OPTIONS } from './chunker.js';
 import type { Chunk, ChunkOptions } from './chunker.js';
 import { isWhitespaceCode, splitSentences } from './sentences.js';
 
@@ -205,5 +205,20 @@ describe('chunkText', () => {
       }
       expect(chunkText(text, options)).toEqual(chunks);
     }
+  });
+});
+
+describe('chunkTextSteps', () => {
+  it("pauses at every sentence and chunk of a long text, and returns chunkText's chunks", () => {
+    const next = rng(11);
+    const text = Array.from({ length: 40 }, () => randomText(next)).join('\n\n');
+    const steps = chunkTextSteps(text, { targetChars: 400, maxChars: 600, overlapChars: 100 });
+    let pauses = 0;
+    let step = steps.next();
+    for (; !step.done; step = steps.next()) pauses += 1;
+    const chunks = step.value;
+    expect(chunks).toEqual(chunkText(text, { targetChars: 400, maxChars: 600, overlapChars: 100 }));
+    expect(chunks.length).toBeGreaterThan(20);
+    expect(pauses).toBeGreaterThanOrEqual(splitSentences(text).length + chunks.length - 1);
   });
 });

@@ -1,5 +1,5 @@
 export { splitParagraphs, splitSentences } from './sentences.js';
-export { chunkText, DEFAULT_CHUNK_OPTIONS } from './chunker.js';
+export { chunkText, chunkTextSteps, DEFAULT_CHUNK_OPTIONS } from './chunker.js';
 export { analyze, STOPWORDS, stem, tokenize, tokenizeWithOffsets } from './analyzer.js';
 export {
   DEFAULT_BM25_OPTIONS,

@@ -78,19 +78,22 @@ export function splitSentences(text: string): Span[] {
 
 /** {@link splitSentences} with block-boundary information (internal to the package). */
 export function sentenceInfos(text: string): SentenceInfo[] {
-  const out: SentenceInfo[] = [];
+  return [...eachSentenceInfo(text)];
+}
+
+/** {@link sentenceInfos} one at a time, a paragraph's worth of work at most before each. */
+export function* eachSentenceInfo(text: string): Generator<SentenceInfo, void, void> {
   for (const para of splitParagraphs(text)) {
     let firstInParagraph = true;
     for (const block of splitBlocks(text, para.start, para.end)) {
       let first = true;
       for (const s of splitBlock(text, block.start, block.end)) {
-        out.push({ ...s, blockStart: first && (firstInParagraph || block.strong) });
+        yield { ...s, blockStart: first && (firstInParagraph || block.strong) };
         first = false;
         firstInParagraph = false;
       }
     }
   }
-  return out;
 }
 
 const HEADING = /^#{1,6}(?:\s|$)/;

@@ -1,5 +1,5 @@
-import { chunkId, mapInTurns } from '@memex/runtime';
-import { chunkText, termFrequencies, type ChunkOptions } from '@memex/text';
+import { chunkId, mapInTurns, runInTurns } from '@memex/runtime';
+import { chunkTextSteps, termFrequencies, type ChunkOptions } from '@memex/text';
 import type { Embedder } from '../embedding/embedder';
 import type { IndexedChunk, SearchIndex } from '../searchIndex/port';
 
@@ -12,9 +12,13 @@ export interface TextChunk {
   end: number;
 }
 
-/** Splits a memo revision into chunks with ids that depend only on (memo, revision, position). */
-export function chunkMemo(memoId: string, revision: number, content: string, options: ChunkOptions): TextChunk[] {
-  return chunkText(content, options).map((c) => ({ chunkId: chunkId(memoId, revision, c.index), index: c.index, content: c.content, start: c.start, end: c.end }));
+/**
+ * Splits a memo revision into chunks with ids that depend only on (memo, revision, position), in
+ * turns (a document of megabytes takes about a second to chunk; searches are answered meanwhile).
+ */
+export async function chunkMemo(memoId: string, revision: number, content: string, options: ChunkOptions): Promise<TextChunk[]> {
+  const chunks = await runInTurns(chunkTextSteps(content, options));
+  return mapInTurns(chunks, (c) => ({ chunkId: chunkId(memoId, revision, c.index), index: c.index, content: c.content, start: c.start, end: c.end }));
 }
 
 /**

@@ -53,7 +53,7 @@ export async function prepareRevision(
   if (content === undefined) return undefined;
   // The catalog holds the newest title, whatever order events arrive in.
   const title = entry?.memo?.title ?? event.memo?.title ?? '';
-  return { memoId, projectId, revision, title, chunks: chunkMemo(memoId, revision, content, chunking) };
+  return { memoId, projectId, revision, title, chunks: await chunkMemo(memoId, revision, content, chunking) };
 }
 
 /**
