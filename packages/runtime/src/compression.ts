@@ -1,4 +1,5 @@
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { deflateRaw, deflateRawSync, inflateRaw, inflateRawSync } from 'node:zlib';
 
 /** Shorter inputs are kept as they are (deflate's framing would eat the gain). */
 const COMPRESS_MIN_BYTES = 128;
@@ -11,13 +12,38 @@ const COMPRESS_SAMPLE_BYTES = 16 * 1024;
  * What stores data at rest compressed calls this, and inflates with `inflateRawSync`.
  */
 export function deflateIfSmaller(bytes: Uint8Array): Buffer | undefined {
-  if (bytes.byteLength < COMPRESS_MIN_BYTES) return undefined;
-  if (bytes.byteLength > 4 * COMPRESS_SAMPLE_BYTES) {
-    const sample = bytes.subarray(0, COMPRESS_SAMPLE_BYTES);
-    if (deflateRawSync(sample, { level: 1 }).byteLength > 0.9 * sample.byteLength) return undefined;
-  }
+  if (!worthDeflating(bytes)) return undefined;
   const out = deflateRawSync(bytes);
   return out.byteLength < bytes.byteLength ? out : undefined;
+}
+
+function worthDeflating(bytes: Uint8Array): boolean {
+  if (bytes.byteLength < COMPRESS_MIN_BYTES) return false;
+  if (bytes.byteLength <= 4 * COMPRESS_SAMPLE_BYTES) return true;
+  const sample = bytes.subarray(0, COMPRESS_SAMPLE_BYTES);
+  return deflateRawSync(sample, { level: 1 }).byteLength <= 0.9 * sample.byteLength;
+}
+
+/**
+ * From this size, `deflateIfSmallerOffThread` and `inflateRawOffThread` work on libuv's thread
+ * pool, not on the event loop's thread: deflating a 2 MB document takes ~200 ms, which every
+ * request would wait for. Below it, the hop to the pool costs more than it saves.
+ */
+export const OFF_THREAD_BYTES = 256 * 1024;
+const deflateRawAsync = promisify(deflateRaw);
+const inflateRawAsync = promisify(inflateRaw);
+
+/** {@link deflateIfSmaller}, off the event loop's thread for large inputs. */
+export async function deflateIfSmallerOffThread(bytes: Uint8Array): Promise<Buffer | undefined> {
+  if (bytes.byteLength < OFF_THREAD_BYTES) return deflateIfSmaller(bytes);
+  if (!worthDeflating(bytes)) return undefined;
+  const out = await deflateRawAsync(bytes);
+  return out.byteLength < bytes.byteLength ? out : undefined;
+}
+
+/** `inflateRawSync`, off the event loop's thread for large inputs (they inflate ~3× larger). */
+export async function inflateRawOffThread(bytes: Uint8Array): Promise<Buffer> {
+  return bytes.byteLength < OFF_THREAD_BYTES / 4 ? inflateRawSync(bytes) : inflateRawAsync(bytes);
 }
 
 /**

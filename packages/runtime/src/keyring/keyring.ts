@@ -1,10 +1,9 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import { inflateRawSync } from 'node:zlib';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
 import { Buckets, Headers } from '@memex/contracts';
-import { deflateIfSmaller } from '../compression';
+import { deflateIfSmallerOffThread, inflateRawOffThread } from '../compression';
 import { requestReply } from '../nats/replyInbox';
 import { publishToStream } from '../nats/streamPublish';
 
@@ -214,7 +213,7 @@ export class Keyring {
    */
   async seal(projectId: string, memoId: string, plaintext: Uint8Array, { deflate = this.deflate }: SealOptions = {}): Promise<Buffer> {
     const key = await this.key(projectId, memoId);
-    const deflated = deflate ? deflateIfSmaller(plaintext) : undefined;
+    const deflated = deflate ? await deflateIfSmallerOffThread(plaintext) : undefined;
     const nonce = randomBytes(NONCE_BYTES);
     const cipher = createCipheriv('aes-256-gcm', key, nonce);
     cipher.setAAD(aad(projectId, memoId));
@@ -231,10 +230,16 @@ export class Keyring {
     const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(1, 1 + NONCE_BYTES));
     decipher.setAAD(aad(projectId, memoId));
     decipher.setAuthTag(bytes.subarray(bytes.byteLength - TAG_BYTES));
+    let body: Buffer;
     try {
-      const body = decipher.update(bytes.subarray(1 + NONCE_BYTES, bytes.byteLength - TAG_BYTES));
+      body = decipher.update(bytes.subarray(1 + NONCE_BYTES, bytes.byteLength - TAG_BYTES));
       decipher.final();
-      return format === DEFLATED ? inflateRawSync(body) : body;
+    } catch (error) {
+      throw new SealBrokenError(memoId, error);
+    }
+    if (format !== DEFLATED) return body;
+    try {
+      return await inflateRawOffThread(body);
     } catch (error) {
       throw new SealBrokenError(memoId, error);
     }
