@@ -41,6 +41,17 @@ export function blobStoreContract(name: string, fixture: () => Promise<BlobStore
         expect(Buffer.concat(parts).equals(bytes)).toBe(true);
       }));
 
+    it('lets a reader stop after the first piece, and reads the object whole after', () =>
+      withStore(async (store) => {
+        const bytes = randomBytes(600_000);
+        await store.put('early', bytes);
+        for await (const chunk of (await store.stream('early'))!) {
+          expect(Buffer.from(chunk).equals(bytes.subarray(0, chunk.byteLength))).toBe(true);
+          break;
+        }
+        expect(Buffer.from((await store.get('early'))!).equals(bytes)).toBe(true);
+      }));
+
     it('takes a stream of uneven pieces and keeps it byte for byte (20 MiB)', () =>
       withStore(async (store) => {
         const bytes = randomBytes(20 * 1024 * 1024);
