@@ -37,7 +37,10 @@ CREATE TABLE IF NOT EXISTS chunks (
   terms      BLOB NOT NULL,
   PRIMARY KEY (model, chunk_id)
 );
-CREATE INDEX IF NOT EXISTS chunks_by_memo ON chunks (memo_id, model);
+-- (by index too: a slice of a large memo's chunks is read back by its range of indices; files
+-- from before had chunks_by_memo on (memo_id, model), which this one replaces)
+CREATE INDEX IF NOT EXISTS chunks_by_memo_index ON chunks (memo_id, model, idx);
+DROP INDEX IF EXISTS chunks_by_memo;
 -- Every change names the memo it touched (or, with memo_id '', a model), so other processes
 -- sharing the file reload just that: a memo's catalog row (model NULL), its chunks under one model,
 -- or its chunks under every model ('*', after a deletion or a new revision removed some).
@@ -464,7 +467,8 @@ export class EmbeddedSearchIndex implements SearchIndex {
     return id;
   }
 
-  private addRow(memory: ModelMemory, row: ChunkRow): void {
+  /** Loads a row into memory; 1 (a count of rows). */
+  private addRow(memory: ModelMemory, row: ChunkRow): number {
     memory.add(
       {
         chunkId: row.chunk_id,
@@ -477,6 +481,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
       decodeDense(row.dense, memory.dimension),
       decodeTerms(row.terms),
     );
+    return 1;
   }
 
   /** Applies what this and other processes wrote since the last look. */
@@ -523,13 +528,17 @@ export class EmbeddedSearchIndex implements SearchIndex {
       for (const [model, memory] of this.models) {
         const range = spanning(chunked.get(model), chunked.get(ALL_MODELS));
         if (!range) continue;
+        const started = performance.now();
+        let rows = 0;
         if (range === ALL_CHUNKS) {
           memory.removeMemo(memoId);
-          for (const row of this.stmts.chunksOfMemo.iterate(memoId, model)) this.addRow(memory, row);
+          for (const row of this.stmts.chunksOfMemo.iterate(memoId, model)) rows += this.addRow(memory, row);
         } else {
           memory.removeMemo(memoId, range.from, range.to);
-          for (const row of this.stmts.chunksOfMemoBetween.iterate(memoId, model, range.from, range.to)) this.addRow(memory, row);
+          for (const row of this.stmts.chunksOfMemoBetween.iterate(memoId, model, range.from, range.to)) rows += this.addRow(memory, row);
         }
+        // (what a slice of writing budgets for its reload; see turnSpent)
+        if (rows >= 4) this.reloadMsPerRow = 0.75 * this.reloadMsPerRow + 0.25 * Math.min(2, (performance.now() - started) / rows);
       }
     }
   }
@@ -562,8 +571,9 @@ export class EmbeddedSearchIndex implements SearchIndex {
   /** Chunk rows written in the transaction under way (each to be reloaded into memory after it). */
   private rowsInTransaction = 0;
   /**
-   * Milliseconds reloading one chunk row into memory takes after its transaction (inflating its
-   * text, decoding, adding it to postings and codes): measured, smoothed; ~0.2 ms on a slow machine.
+   * Milliseconds reloading one chunk row into memory takes after its transaction (reading it,
+   * inflating its text, decoding, adding it to postings and codes): measured by sync, smoothed;
+   * ~0.1-0.2 ms on a slow machine.
    */
   private reloadMsPerRow = 0.2;
 
@@ -575,12 +585,9 @@ export class EmbeddedSearchIndex implements SearchIndex {
   private write<T>(fn: () => T): T {
     this.rowsInTransaction = 0;
     const result = this.db.transaction(fn).immediate();
-    const rows = this.rowsInTransaction;
     this.dirty = true;
     if (++this.writes % 1000 === 0) this.stmts.prune.run(Date.now() - CHANGE_RETENTION_MS);
-    const reloading = performance.now();
     this.sync();
-    if (rows >= 4) this.reloadMsPerRow = 0.75 * this.reloadMsPerRow + 0.25 * Math.min(2, (performance.now() - reloading) / rows);
     return result;
   }
 
