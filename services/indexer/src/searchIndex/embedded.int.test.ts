@@ -155,11 +155,14 @@ describe('embedded search index on disk', () => {
     }
   });
 
-  it("adds chunk ranges to an earlier version's change log, and still reads its entries as whole-memo changes", async () => {
+  it("adds chunk ranges to an earlier version's change log and indexes its chunks by range, and still reads its entries as whole-memo changes", async () => {
     const dir = tempDir('memex-index-');
     const path = join(dir.path, 'index.db');
     const old = new Database(path);
     old.exec('CREATE TABLE changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, memo_id TEXT NOT NULL, model TEXT, at INTEGER NOT NULL)');
+    old.exec(`CREATE TABLE chunks (model TEXT NOT NULL, chunk_id TEXT NOT NULL, memo_id TEXT NOT NULL, project_id TEXT NOT NULL, revision INTEGER NOT NULL,
+      idx INTEGER NOT NULL, content TEXT NOT NULL, dense BLOB NOT NULL, terms BLOB NOT NULL, PRIMARY KEY (model, chunk_id))`);
+    old.exec('CREATE INDEX chunks_by_memo ON chunks (memo_id, model)');
     old.close();
     const writer = new EmbeddedSearchIndex(path);
     const reader = new EmbeddedSearchIndex(path);
@@ -178,6 +181,8 @@ describe('embedded search index on disk', () => {
       expect(earlier.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('changes')").all().map((c) => c.name)).toEqual(
         expect.arrayContaining(['from_idx', 'to_idx']),
       );
+      // Chunks indexed by their index within the memo too (a slice is read back by its range).
+      expect(earlier.prepare<[], { name: string }>("SELECT name FROM pragma_index_list('chunks') WHERE origin = 'c'").all().map((i) => i.name)).toEqual(['chunks_by_memo_index']);
       earlier.prepare('UPDATE chunks SET content = ? WHERE chunk_id = ?').run('rewritten by an earlier version', chunkId(m, 1, 2));
       earlier.prepare('INSERT INTO changes (memo_id, model, at) VALUES (?, ?, ?)').run(m, 'm', Date.now());
       earlier.close();
