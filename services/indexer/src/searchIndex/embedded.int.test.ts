@@ -26,6 +26,18 @@ searchIndexContract('embedded', async () => {
 describe('embedded search index on disk', () => {
   const v = Float32Array.from([1, 0, 0, 0]);
 
+  /** Two processes' indexes on one file (the writer's with `options`), model 'm' open in both, and a memo in the catalog. */
+  async function twoProcessesAndAMemo(path: string, options: ConstructorParameters<typeof EmbeddedSearchIndex>[1] = {}) {
+    const writer = new EmbeddedSearchIndex(path, options);
+    const reader = new EmbeddedSearchIndex(path);
+    const p = randomUUID();
+    const m = randomUUID();
+    await writer.openModel('m', 4);
+    await reader.openModel('m', 4);
+    await writer.applyCatalog({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) });
+    return { writer, reader, p, m };
+  }
+
   it("applies a change of a memo's attributes alone without reloading its chunks, and filters see it", async () => {
     const dir = tempDir('memex-index-');
     const index = new EmbeddedSearchIndex(join(dir.path, 'index.db'));
@@ -91,14 +103,8 @@ describe('embedded search index on disk', () => {
   it('writes one large memo a few chunks at a time: searches see it grow, another process loads only the new chunks, a rewrite keeps it whole', async () => {
     const dir = tempDir('memex-index-');
     const path = join(dir.path, 'index.db');
-    const writer = new EmbeddedSearchIndex(path, { writeTurnMs: 0 }); // a row per transaction
-    const reader = new EmbeddedSearchIndex(path);
+    const { writer, reader, p, m } = await twoProcessesAndAMemo(path, { writeTurnMs: 0 }); // a row per transaction
     try {
-      const p = randomUUID();
-      const m = randomUUID();
-      await writer.openModel('m', 4);
-      await reader.openModel('m', 4);
-      await writer.applyCatalog({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) });
       const chunks = (n: number, word: string) =>
         Array.from({ length: n }, (_, i) => ({ chunkId: chunkId(m, 1, i), index: i, content: `${word} ${i}`, dense: v, terms: termFrequencies(`${word} ${i}`) }));
       const query = { projectId: p, filters: [], limit: 50 };
@@ -164,14 +170,8 @@ describe('embedded search index on disk', () => {
       idx INTEGER NOT NULL, content TEXT NOT NULL, dense BLOB NOT NULL, terms BLOB NOT NULL, PRIMARY KEY (model, chunk_id))`);
     old.exec('CREATE INDEX chunks_by_memo ON chunks (memo_id, model)');
     old.close();
-    const writer = new EmbeddedSearchIndex(path);
-    const reader = new EmbeddedSearchIndex(path);
+    const { writer, reader, p, m } = await twoProcessesAndAMemo(path);
     try {
-      const p = randomUUID();
-      const m = randomUUID();
-      await writer.openModel('m', 4);
-      await reader.openModel('m', 4);
-      await writer.applyCatalog({ memoId: m, projectId: p, version: 1, memo: attrs(p, m) });
       await writer.putChunks('m', { memoId: m, projectId: p, revision: 1 }, [0, 1, 2].map((i) => ({ chunkId: chunkId(m, 1, i), index: i, content: `text ${i}`, dense: v, terms: termFrequencies(`text ${i}`) })));
       const query = { projectId: p, filters: [], limit: 5 };
       expect((await reader.searchDense('m', v, query)).length).toBe(3);
