@@ -64,8 +64,11 @@ const CHANGE_RANGE_COLUMNS = ['from_idx', 'to_idx'];
  * (it ends after the row whose writing and expected reloading pass this, and holds one row at
  * least; a large memo's chunks go in several), then the event loop is free before the next:
  * searches that arrive during a large batch or a large memo wait for one slice, not for the whole.
+ * (Before rows were encoded outside the transaction, a turn was ~2 ms of encoding and writing, then
+ * about as long reloading: ~4 ms. With 2 ms for both, `bench:load`'s searches beside ingestion ran
+ * 114-166 req/s against 215-288 before; with 4 ms, 164 against 198, in the one pair measured.)
  */
-export const WRITE_TURN_MS = 2;
+export const WRITE_TURN_MS = 4;
 
 /** What a step of `writeInTurns` returns when its item is not finished: it goes on in the next transaction. */
 const UNFINISHED = Symbol('unfinished');
