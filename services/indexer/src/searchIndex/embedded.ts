@@ -65,8 +65,8 @@ const CHANGE_RANGE_COLUMNS = ['from_idx', 'to_idx'];
  * least; a large memo's chunks go in several), then the event loop is free before the next:
  * searches that arrive during a large batch or a large memo wait for one slice, not for the whole.
  * (Before rows were encoded outside the transaction, a turn was ~2 ms of encoding and writing, then
- * about as long reloading: ~4 ms. With 2 ms for both, `bench:load`'s searches beside ingestion ran
- * 114-166 req/s against 215-288 before; with 4 ms, 164 against 198, in the one pair measured.)
+ * about as long reloading: ~4 ms, which `bench:load`'s searches beside ingestion were measured
+ * with. 4 ms keeps that; a large memo's slices then carry ~2× the rows for the same commit and sync.)
  */
 export const WRITE_TURN_MS = 4;
 
