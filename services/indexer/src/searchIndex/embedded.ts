@@ -105,10 +105,9 @@ interface ChunkRange {
 }
 const ALL_CHUNKS: ChunkRange = Object.freeze({ from: 0, to: Infinity });
 
-/** The one range spanning both (ALL_CHUNKS itself when it is that), or either one alone. */
+/** The one range spanning both, or either one alone. */
 function spanning(a: ChunkRange | undefined, b: ChunkRange | undefined): ChunkRange | undefined {
   if (!a || !b) return a ?? b;
-  if (a === ALL_CHUNKS || b === ALL_CHUNKS || (Math.min(a.from, b.from) === 0 && Math.max(a.to, b.to) === Infinity)) return ALL_CHUNKS;
   return { from: Math.min(a.from, b.from), to: Math.max(a.to, b.to) };
 }
 
@@ -470,8 +469,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     return id;
   }
 
-  /** Loads a row into memory; 1 (a count of rows). */
-  private addRow(memory: ModelMemory, row: ChunkRow): number {
+  private addRow(memory: ModelMemory, row: ChunkRow): void {
     memory.add(
       {
         chunkId: row.chunk_id,
@@ -484,7 +482,6 @@ export class EmbeddedSearchIndex implements SearchIndex {
       decodeDense(row.dense, memory.dimension),
       decodeTerms(row.terms),
     );
-    return 1;
   }
 
   /** Applies what this and other processes wrote since the last look. */
@@ -532,13 +529,13 @@ export class EmbeddedSearchIndex implements SearchIndex {
         const range = spanning(chunked.get(model), chunked.get(ALL_MODELS));
         if (!range) continue;
         const started = performance.now();
+        const whole = range.from === 0 && range.to === Infinity;
+        if (whole) memory.removeMemo(memoId);
+        else memory.removeMemo(memoId, range.from, range.to);
         let rows = 0;
-        if (range === ALL_CHUNKS) {
-          memory.removeMemo(memoId);
-          for (const row of this.stmts.chunksOfMemo.iterate(memoId, model)) rows += this.addRow(memory, row);
-        } else {
-          memory.removeMemo(memoId, range.from, range.to);
-          for (const row of this.stmts.chunksOfMemoBetween.iterate(memoId, model, range.from, range.to)) rows += this.addRow(memory, row);
+        for (const row of whole ? this.stmts.chunksOfMemo.iterate(memoId, model) : this.stmts.chunksOfMemoBetween.iterate(memoId, model, range.from, range.to)) {
+          this.addRow(memory, row);
+          rows += 1;
         }
         // (what a slice of writing budgets for its reload; see turnSpent)
         if (rows >= 4) this.reloadMsPerRow = 0.75 * this.reloadMsPerRow + 0.25 * Math.min(2, (performance.now() - started) / rows);
