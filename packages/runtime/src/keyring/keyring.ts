@@ -230,16 +230,10 @@ export class Keyring {
     const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(1, 1 + NONCE_BYTES));
     decipher.setAAD(aad(projectId, memoId));
     decipher.setAuthTag(bytes.subarray(bytes.byteLength - TAG_BYTES));
-    let body: Buffer;
     try {
-      body = decipher.update(bytes.subarray(1 + NONCE_BYTES, bytes.byteLength - TAG_BYTES));
+      const body = decipher.update(bytes.subarray(1 + NONCE_BYTES, bytes.byteLength - TAG_BYTES));
       decipher.final();
-    } catch (error) {
-      throw new SealBrokenError(memoId, error);
-    }
-    if (format !== DEFLATED) return body;
-    try {
-      return await inflateRawOffThread(body);
+      return format === DEFLATED ? await inflateRawOffThread(body) : body;
     } catch (error) {
       throw new SealBrokenError(memoId, error);
     }
