@@ -11,7 +11,7 @@ import { Consumers, Streams, type Memo } from '@memex/contracts';
 import { collectMetrics } from '@memex/runtime';
 import { eventually, freePort } from '@memex/testing';
 import { httpsJson } from '../support/https';
-import { counter } from '../support/metrics';
+import { counter, operatorMetrics } from '../support/metrics';
 import { startProcessStack, type ProcessStack } from '../support/processStack';
 
 /** Child processes of `parent` whose command line runs `entry`. */
@@ -76,12 +76,7 @@ describe('scaled out: two gateways, memo services, indexers and agents', () => {
 
   it("serves every process's metrics, its event loop's among them, on each gateway's operator port (MEMEX_HEALTH_PORT, +1)", async () => {
     for (const port of [operatorPort, operatorPort + 1]) {
-      // (a gateway gathers the answers that come within 250 ms: on a busy machine an instance may miss one gathering)
-      const text = await eventually(async () => {
-        const res = await fetch(`http://127.0.0.1:${port}/metrics`);
-        const body = await res.text();
-        return res.status === 200 && (body.match(/memex_event_loop_delay_seconds_count\{/g) ?? []).length === 9 ? body : undefined;
-      }, 10_000);
+      const text = await operatorMetrics(port, 9);
       for (const service of ['gateway', 'memo', 'indexer', 'agent', 'extractor']) {
         expect(text).toMatch(new RegExp(`memex_event_loop_delay_seconds_count\\{service="${service}",instance="[^"]+"\\} \\d+`));
         expect(text).toMatch(new RegExp(`memex_event_loop_busy_seconds_total\\{service="${service}",instance="[^"]+"\\} [\\d.e-]+`));

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Memo, SearchResultItem } from '@memex/contracts';
 import { eventually, freePort } from '@memex/testing';
 import { httpsJson } from '../support/https';
+import { operatorMetrics } from '../support/metrics';
 import { runTs } from '../support/processes';
 import { startProcessStack, type ProcessStack } from '../support/processStack';
 
@@ -69,12 +70,7 @@ describe('pnpm start --single-process', () => {
   });
 
   it("serves every service's metrics on the one operator port (MEMEX_HEALTH_PORT), each with its event loop", async () => {
-    // (the gateway gathers the answers that come within 250 ms: on a busy machine one may miss a gathering)
-    const text = await eventually(async () => {
-      const res = await fetch(`http://127.0.0.1:${operatorPort}/metrics`);
-      const body = await res.text();
-      return res.status === 200 && (body.match(/memex_event_loop_delay_seconds_count\{/g) ?? []).length === 5 ? body : undefined;
-    }, 10_000);
+    const text = await operatorMetrics(operatorPort, 5);
     for (const service of ['gateway', 'memo', 'indexer', 'agent', 'extractor']) {
       expect(text).toMatch(new RegExp(`memex_event_loop_delay_seconds_count\\{service="${service}",instance="[^"]+"\\} \\d+`));
     }
