@@ -7,8 +7,8 @@
  *
  * Then one large memo (`--large-chars`, 2,000,000: ~2,000 chunks; 0 skips it) is POSTed while two
  * clients search without pause, as they did for a few seconds before: how long it takes to
- * `pending: false`, the searches' latency before and during, and the indexer's event loop during
- * (what a search waits for behind one large document: issue 13's item 4).
+ * `pending: false`, the searches' latency before and during, and the indexer's and the gateway's
+ * event loops during (what a search waits for behind one large document: issue 13's item 4).
  *
  *   tsx bench/ingest.bench.ts [--memos 2000] [--chars 1500] [--concurrency 32] [--large-chars 2000000] [--profile <dir>]
  *
@@ -49,6 +49,8 @@ const LARGE_CHARS = Number(values['large-chars']);
 const WATCHED = ['indexer', 'gateway'] as const;
 /** Clients searching without pause around the large memo. */
 const SEARCHERS = 2;
+/** What the searchers ask: the openings of real abstracts. */
+const searchQueries = memoTexts(64, 60).map((t) => t.slice(0, 60));
 type Call = <T = unknown>(method: string, url: string, body?: unknown) => ReturnType<typeof httpsJson<T>>;
 
 
@@ -113,7 +115,6 @@ try {
 
 /** Searches at `SEARCHERS` clients without pause until `until` resolves: each one's latency, in ms. */
 async function searchUntil(call: Call, until: Promise<unknown>): Promise<number[]> {
-  const queries = memoTexts(64, 60).map((t) => t.slice(0, 60));
   const latencies: number[] = [];
   let done = false;
   void until.finally(() => (done = true));
@@ -121,7 +122,7 @@ async function searchUntil(call: Call, until: Promise<unknown>): Promise<number[
     Array.from({ length: SEARCHERS }, async (_, c) => {
       for (let i = c; !done; i += SEARCHERS) {
         const t = performance.now();
-        const res = await call('POST', '/api/v1/search', { query: queries[i % queries.length], search_method: 'chunk_vector_search', limit: 10 });
+        const res = await call('POST', '/api/v1/search', { query: searchQueries[i % searchQueries.length], search_method: 'chunk_vector_search', limit: 10 });
         if (res.status !== 200) throw new Error(`search failed: ${res.status} ${res.text}`);
         latencies.push(performance.now() - t);
       }
