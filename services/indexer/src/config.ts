@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CommonEnv, HealthPortEnv, loadEnv } from '@memex/runtime';
 import { DEFAULT_CHUNK_OPTIONS } from '@memex/text';
+import { WRITE_TURN_MS } from './searchIndex/embedded';
 
 export const IndexerEnv = Type.Object({
   ...CommonEnv,
@@ -76,7 +77,14 @@ export const IndexerEnv = Type.Object({
     minimum: 1,
     maximum: 256,
     default: 32,
-    description: 'Most memo events the indexer takes at once (one embedder call for all of them; the embedded index writes them ~2 ms at a time, answering searches between)',
+    description: 'Most memo events the indexer takes at once (one embedder call for all of them; the embedded index writes them INDEXER_WRITE_TURN_MS at a time, answering searches between)',
+  }),
+  INDEXER_WRITE_TURN_MS: Type.Number({
+    minimum: 0,
+    maximum: 1000,
+    default: WRITE_TURN_MS,
+    description:
+      'Embedded index: milliseconds one write transaction, with the reloading of what it wrote, may hold the indexer before searches get a turn (larger: faster ingestion, longer waits for searches beside it; 0: a row per transaction)',
   }),
 });
 export type IndexerConfig = Static<typeof IndexerEnv>;

@@ -35,6 +35,7 @@ export async function openSearchIndex(config: IndexerConfig, logger?: Logger): P
   return new EmbeddedSearchIndex(join(config.MEMEX_DATA_DIR, 'indexer', 'index.db'), {
     compact: config.MEMEX_SEAL_DEFLATE,
     vectorCacheBytes: config.INDEXER_VECTOR_CACHE_MB * 1024 * 1024,
+    writeTurnMs: config.INDEXER_WRITE_TURN_MS,
     scanThread: scanThreadEnabled(config.INDEXER_SCAN_THREAD),
     onScanThreadFailure: (reason) => logger?.warn({ reason }, 'dense scan thread stopped; scans run on the main thread'),
     // A graph built rather than loaded at start is worth knowing about: it takes minutes at a million chunks.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadIndexerConfig } from './config';
 import { scanThreadEnabled } from './stores';
+import { WRITE_TURN_MS } from './searchIndex/embedded';
 
 describe('INDEXER_SCAN_THREAD', () => {
   it('is auto by default: the scan thread only on machines with more than 2 cores', () => {
@@ -13,5 +14,15 @@ describe('INDEXER_SCAN_THREAD', () => {
     expect(scanThreadEnabled(loadIndexerConfig({ INDEXER_SCAN_THREAD: 'true' }).INDEXER_SCAN_THREAD, 2)).toBe(true);
     expect(scanThreadEnabled(loadIndexerConfig({ INDEXER_SCAN_THREAD: 'false' }).INDEXER_SCAN_THREAD, 16)).toBe(false);
     expect(() => loadIndexerConfig({ INDEXER_SCAN_THREAD: 'sometimes' })).toThrow(/INDEXER_SCAN_THREAD/);
+  });
+});
+
+describe('INDEXER_WRITE_TURN_MS', () => {
+  it("defaults to the embedded index's own turn, takes fractions and 0, and refuses a negative or absurd one", () => {
+    expect(loadIndexerConfig({}).INDEXER_WRITE_TURN_MS).toBe(WRITE_TURN_MS);
+    expect(loadIndexerConfig({ INDEXER_WRITE_TURN_MS: '2.5' }).INDEXER_WRITE_TURN_MS).toBe(2.5);
+    expect(loadIndexerConfig({ INDEXER_WRITE_TURN_MS: '0' }).INDEXER_WRITE_TURN_MS).toBe(0);
+    expect(() => loadIndexerConfig({ INDEXER_WRITE_TURN_MS: '-1' })).toThrow(/INDEXER_WRITE_TURN_MS/);
+    expect(() => loadIndexerConfig({ INDEXER_WRITE_TURN_MS: '5000' })).toThrow(/INDEXER_WRITE_TURN_MS/);
   });
 });
