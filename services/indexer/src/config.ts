@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CommonEnv, HealthPortEnv, loadEnv } from '@memex/runtime';
 import { DEFAULT_CHUNK_OPTIONS } from '@memex/text';
-import { WRITE_TURN_MS } from './searchIndex/embedded';
+import { WRITE_TURN_MS } from './searchIndex/writeTurn';
 
 export const IndexerEnv = Type.Object({
   ...CommonEnv,

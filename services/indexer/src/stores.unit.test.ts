@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadIndexerConfig } from './config';
 import { scanThreadEnabled } from './stores';
-import { WRITE_TURN_MS } from './searchIndex/embedded';
+import { WRITE_TURN_MS } from './searchIndex/writeTurn';
 
 describe('INDEXER_SCAN_THREAD', () => {
   it('is auto by default: the scan thread only on machines with more than 2 cores', () => {

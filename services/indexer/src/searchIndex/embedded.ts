@@ -5,6 +5,7 @@ import { checkpointAfterErase, compressText, decompressText, mapInTurns, nextTur
 import type { EncodedDocument, SparseVector } from '@memex/text';
 import { decodeFloat16, encodeFloat16, readHalves } from './float16';
 import { GraphFiles } from './graphFiles';
+import { WRITE_TURN_MS } from './writeTurn';
 import { ScanThread } from './scanThread';
 import { CatalogMemory, ModelMemory, type DenseSearchOptions, type FullVector, type ModelMemoryOptions, type SavedGraph } from './memory';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from './port';
@@ -59,16 +60,6 @@ CREATE TABLE IF NOT EXISTS changes (
 /** The changes table of a file written by a version before chunk ranges gets them (see SCHEMA). */
 const CHANGE_RANGE_COLUMNS = ['from_idx', 'to_idx'];
 
-/**
- * Milliseconds one transaction and the reloading of what it wrote into memory take together, about
- * (it ends after the row whose writing and expected reloading pass this, and holds one row at
- * least; a large memo's chunks go in several), then the event loop is free before the next:
- * searches that arrive during a large batch or a large memo wait for one slice, not for the whole.
- * (Before rows were encoded outside the transaction, a turn was ~2 ms of encoding and writing, then
- * about as long reloading: ~4 ms, which `bench:load`'s searches beside ingestion were measured
- * with. 4 ms keeps that; a large memo's slices then carry ~2× the rows for the same commit and sync.)
- */
-export const WRITE_TURN_MS = 4;
 
 /** What a step of `writeInTurns` returns when its item is not finished: it goes on in the next transaction. */
 const UNFINISHED = Symbol('unfinished');
