@@ -10,16 +10,24 @@ import { loadExtractorConfig, startExtractorService } from '@memex/extractor';
 import { loadGatewayConfig, startGateway } from '@memex/gateway';
 import { loadIndexerConfig, startIndexerService } from '@memex/indexer';
 import { loadMemoConfig, startMemoService } from '@memex/memo';
-import { onShutdown } from '@memex/runtime';
+import { configOrExit, onShutdown } from '@memex/runtime';
 
 const env = process.env;
 // One process, one operator port: the gateway's (its /readyz and /metrics cover every service).
 const { MEMEX_HEALTH_PORT: _operatorPort, ...backEnd } = env;
-const memo = await startMemoService(loadMemoConfig(backEnd));
-const indexer = await startIndexerService(loadIndexerConfig(backEnd));
-const agent = await startAgentService(loadAgentConfig(backEnd));
-const extractor = await startExtractorService(loadExtractorConfig(backEnd));
-const gateway = await startGateway(loadGatewayConfig(env));
+// Every configuration read before any service starts: one refused stops the process at once.
+const config = configOrExit(() => ({
+  memo: loadMemoConfig(backEnd),
+  indexer: loadIndexerConfig(backEnd),
+  agent: loadAgentConfig(backEnd),
+  extractor: loadExtractorConfig(backEnd),
+  gateway: loadGatewayConfig(env),
+}));
+const memo = await startMemoService(config.memo);
+const indexer = await startIndexerService(config.indexer);
+const agent = await startAgentService(config.agent);
+const extractor = await startExtractorService(config.extractor);
+const gateway = await startGateway(config.gateway);
 onShutdown(gateway.logger, async () => {
   for (const service of [gateway, extractor, agent, indexer, memo]) await service.stop();
 });

@@ -35,6 +35,7 @@ import { connect, createServer } from 'node:net';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { EXIT_CONFIG } from '@memex/runtime/exitCodes';
 import { bundleInPlace } from '../deploy/bundle';
 
 type Service = 'memo' | 'indexer' | 'agent' | 'extractor' | 'gateway';
@@ -344,6 +345,12 @@ async function main(): Promise<void> {
     child.once('exit', (code, signal) => {
       children.delete(child);
       if (stopping) return;
+      // A refused setting (its message is above): restarting cannot help, so the stack stops.
+      if (code === EXIT_CONFIG) {
+        log(`${service}#${n} refused its configuration (see above); stopping: fix the setting and start again`);
+        void stop('configuration', EXIT_CONFIG);
+        return;
+      }
       if (!restart) {
         log(`${service}#${n} exited (${signal ?? code}); not restarting (--no-restart)`);
         return;
@@ -358,7 +365,7 @@ async function main(): Promise<void> {
     });
   };
 
-  const stop = async (signal: string) => {
+  const stop = async (signal: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     log(`${signal}: stopping`);
@@ -373,7 +380,7 @@ async function main(): Promise<void> {
     if (choice.own) rmSync(urlFile, { force: true });
     if (bundles) rmSync(bundles, { recursive: true, force: true });
     log('stopped');
-    process.exit(0);
+    process.exit(exitCode);
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(signal));
 

@@ -3,13 +3,15 @@
  * data dir (never joining another NATS), names it in the ready line, logs each request once (its own
  * readiness polls not at info), makes every file under the data dir private, and a Ctrl-C (SIGINT to
  * the whole process group, as a terminal sends it) ends it cleanly, with exit code 0 and no
- * "ELIFECYCLE Command failed" from pnpm.
+ * "ELIFECYCLE Command failed" from pnpm. A setting a service refuses stops it all at once, with the
+ * message and exit code 78, rather than a restart loop.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { EXIT_CONFIG } from '@memex/runtime';
 import { eventually, freePort, tempDir } from '@memex/testing';
 import { httpsJson } from '../support/https';
 import { REPO_ROOT } from '../support/paths';
@@ -119,4 +121,36 @@ describe('pnpm start', () => {
       dir.remove();
     }
   }, 180_000);
+
+  it.each([
+    ['in separate processes', [] as string[], { INDEXER_WRITE_TURN_MS: '-3' }, /Invalid configuration: INDEXER_WRITE_TURN_MS = "-3"/, 'indexer#0'],
+    ['in one process', ['--single-process'], { MEMEX_TLS_CERT: '/nowhere/cert.pem' }, /Invalid configuration: MEMEX_TLS_CERT and MEMEX_TLS_KEY must be set together/, 'all-in-one#0'],
+  ])('%s: stops at once with exit code 78 when a service refuses its configuration, naming the setting, instead of restarting it in a loop', async (_, args, settings, message, who) => {
+    const dir = tempDir('memex-start-config-');
+    const env: Record<string, string> = { ...process.env, MEMEX_DATA_DIR: dir.path, MEMEX_PORT: String(await freePort()), ...settings } as Record<string, string>;
+    delete env.NATS_URL;
+    const child = spawn('pnpm', ['start', ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    try {
+      const code = await Promise.race([
+        new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c))),
+        // (a restart loop would back off and run past this)
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running after 60 s:\n${output}`)), 60_000)),
+      ]);
+      expect(code, output).toBe(EXIT_CONFIG);
+      expect(output).toMatch(message);
+      expect(output).toContain(`[memex] ${who} refused its configuration`);
+      expect(output).toContain('[memex] stopped');
+      expect(output).not.toContain('restarting in');
+    } finally {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+      dir.remove();
+    }
+  }, 90_000);
 });

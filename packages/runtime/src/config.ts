@@ -1,6 +1,26 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { EXIT_CONFIG } from './exitCodes';
 import { DEFAULT_NATS_WRITE_DELAY_MS } from './nats/connection';
+
+/** A setting missing, malformed, or inconsistent with another: the message names it. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * An entry point's configuration, or, when it is refused, the message on stderr and exit code
+ * {@link EXIT_CONFIG}: a supervisor then stops instead of restarting the process in a loop.
+ */
+export function configOrExit<T>(load: () => T): T {
+  try {
+    return load();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(EXIT_CONFIG);
+  }
+}
 
 /**
  * Reads a TypeBox object schema of SCREAMING_CASE variables from `env`: converts strings to the
@@ -18,7 +38,7 @@ export function loadEnv<T extends TObject>(schema: T, env: Record<string, string
   if (first) {
     const name = first.path.replace(/^\//, '').split('/')[0] ?? '';
     const given = name ? env[name] : undefined;
-    throw new Error(
+    throw new ConfigError(
       `Invalid configuration: ${name || 'environment'} ${given === undefined ? 'is missing' : `= ${JSON.stringify(given)}`}: ${first.message}`,
     );
   }

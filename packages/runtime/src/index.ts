@@ -1,4 +1,5 @@
-export { CommonEnv, HealthPortEnv, loadEnv, retryOverrides } from './config';
+export { CommonEnv, ConfigError, configOrExit, HealthPortEnv, loadEnv, retryOverrides } from './config';
+export { EXIT_CONFIG } from './exitCodes';
 export { createLogger, redactSecrets, silentLogger } from './logger';
 export type { Logger, LoggerOptions } from './logger';
 export { instanceId, onShutdown } from './lifecycle';

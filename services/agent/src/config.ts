@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CommonEnv, HealthPortEnv, loadEnv } from '@memex/runtime';
+import { CommonEnv, ConfigError, HealthPortEnv, loadEnv } from '@memex/runtime';
 
 export const AgentEnv = Type.Object({
   ...CommonEnv,
@@ -39,8 +39,8 @@ export type AgentConfig = Static<typeof AgentEnv>;
 
 export function loadAgentConfig(env: Record<string, string | undefined>): AgentConfig {
   const config = loadEnv(AgentEnv, env);
-  if (config.LLM_PROVIDER === 'openai' && !config.OPENAI_BASE_URL) throw new Error('Invalid configuration: OPENAI_BASE_URL is missing: LLM_PROVIDER=openai needs it');
-  if (config.LLM_PROVIDER === 'ollama' && !config.OLLAMA_HOST) throw new Error('Invalid configuration: OLLAMA_HOST is missing: LLM_PROVIDER=ollama needs it');
+  if (config.LLM_PROVIDER === 'openai' && !config.OPENAI_BASE_URL) throw new ConfigError('Invalid configuration: OPENAI_BASE_URL is missing: LLM_PROVIDER=openai needs it');
+  if (config.LLM_PROVIDER === 'ollama' && !config.OLLAMA_HOST) throw new ConfigError('Invalid configuration: OLLAMA_HOST is missing: LLM_PROVIDER=ollama needs it');
   return config;
 }
 

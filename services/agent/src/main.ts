@@ -1,6 +1,6 @@
-import { onShutdown } from '@memex/runtime';
+import { configOrExit, onShutdown } from '@memex/runtime';
 import { loadAgentConfig } from './config';
 import { startAgentService } from './service';
 
-const service = await startAgentService(loadAgentConfig(process.env));
+const service = await startAgentService(configOrExit(() => loadAgentConfig(process.env)));
 onShutdown(service.logger, () => service.stop());

@@ -1,6 +1,6 @@
-import { onShutdown } from '@memex/runtime';
+import { configOrExit, onShutdown } from '@memex/runtime';
 import { loadExtractorConfig } from './config';
 import { startExtractorService } from './service';
 
-const service = await startExtractorService(loadExtractorConfig(process.env));
+const service = await startExtractorService(configOrExit(() => loadExtractorConfig(process.env)));
 onShutdown(service.logger, () => service.stop());

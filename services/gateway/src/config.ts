@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CommonEnv, HealthPortEnv, loadEnv } from '@memex/runtime';
+import { CommonEnv, ConfigError, HealthPortEnv, loadEnv } from '@memex/runtime';
 
 export const GatewayEnv = Type.Object({
   ...CommonEnv,
@@ -61,7 +61,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
   const loaded = loadEnv(GatewayEnv, env);
   const config = { ...loaded, MEMEX_BODY_LIMIT: bodyLimit(loaded) };
   if (Boolean(config.MEMEX_TLS_CERT) !== Boolean(config.MEMEX_TLS_KEY)) {
-    throw new Error('Invalid configuration: MEMEX_TLS_CERT and MEMEX_TLS_KEY must be set together');
+    throw new ConfigError('Invalid configuration: MEMEX_TLS_CERT and MEMEX_TLS_KEY must be set together');
   }
   return config;
 }

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CommonEnv, HealthPortEnv, loadEnv } from '@memex/runtime';
+import { CommonEnv, ConfigError, HealthPortEnv, loadEnv } from '@memex/runtime';
 import { DEFAULT_CHUNK_OPTIONS } from '@memex/text';
 import { WRITE_TURN_MS } from './searchIndex/writeTurn';
 
@@ -92,15 +92,15 @@ export type IndexerConfig = Static<typeof IndexerEnv>;
 export function loadIndexerConfig(env: Record<string, string | undefined>): IndexerConfig {
   const config = loadEnv(IndexerEnv, env);
   if (config.CHUNK_MAX_CHARS < config.CHUNK_TARGET_CHARS) {
-    throw new Error('Invalid configuration: CHUNK_MAX_CHARS must be at least CHUNK_TARGET_CHARS');
+    throw new ConfigError('Invalid configuration: CHUNK_MAX_CHARS must be at least CHUNK_TARGET_CHARS');
   }
   if (config.CHUNK_OVERLAP_CHARS >= config.CHUNK_TARGET_CHARS) {
-    throw new Error('Invalid configuration: CHUNK_OVERLAP_CHARS must be less than CHUNK_TARGET_CHARS');
+    throw new ConfigError('Invalid configuration: CHUNK_OVERLAP_CHARS must be less than CHUNK_TARGET_CHARS');
   }
   if (config.EMBEDDING_MODEL.match(/^(openai|ollama):/) && !config.EMBEDDING_URL)
-    throw new Error(`Invalid configuration: EMBEDDING_URL is missing: EMBEDDING_MODEL=${config.EMBEDDING_MODEL} needs it`);
-  if (config.RERANKER === 'local' && !config.RERANKER_MODEL) throw new Error('Invalid configuration: RERANKER_MODEL is missing: RERANKER=local needs a model directory');
+    throw new ConfigError(`Invalid configuration: EMBEDDING_URL is missing: EMBEDDING_MODEL=${config.EMBEDDING_MODEL} needs it`);
+  if (config.RERANKER === 'local' && !config.RERANKER_MODEL) throw new ConfigError('Invalid configuration: RERANKER_MODEL is missing: RERANKER=local needs a model directory');
   if ((config.RERANKER === 'tei' || config.RERANKER === 'cohere') && !config.RERANKER_URL)
-    throw new Error(`Invalid configuration: RERANKER_URL is missing: RERANKER=${config.RERANKER} needs it`);
+    throw new ConfigError(`Invalid configuration: RERANKER_URL is missing: RERANKER=${config.RERANKER} needs it`);
   return config;
 }

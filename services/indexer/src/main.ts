@@ -1,6 +1,6 @@
-import { onShutdown } from '@memex/runtime';
+import { configOrExit, onShutdown } from '@memex/runtime';
 import { loadIndexerConfig } from './config';
 import { startIndexerService } from './service';
 
-const service = await startIndexerService(loadIndexerConfig(process.env));
+const service = await startIndexerService(configOrExit(() => loadIndexerConfig(process.env)));
 onShutdown(service.logger, () => service.stop());

@@ -1,6 +1,6 @@
-import { onShutdown } from '@memex/runtime';
+import { configOrExit, onShutdown } from '@memex/runtime';
 import { loadMemoConfig } from './config';
 import { startMemoService } from './service';
 
-const service = await startMemoService(loadMemoConfig(process.env));
+const service = await startMemoService(configOrExit(() => loadMemoConfig(process.env)));
 onShutdown(service.logger, () => service.stop());
