@@ -96,6 +96,34 @@ function freePort(host: string): Promise<number> {
   });
 }
 
+/** Why a gateway could not bind `port` on `host` (`EADDRINUSE`, `EACCES`…), or undefined when it could. */
+function bindError(port: number, host: string): Promise<string | undefined> {
+  return new Promise((resolvePromise) => {
+    const srv = createServer();
+    srv.once('error', (error: NodeJS.ErrnoException) => resolvePromise(error.code ?? error.message));
+    srv.listen(port, host, () => srv.close(() => resolvePromise(undefined)));
+  });
+}
+
+/**
+ * The gateways' HTTPS and operator ports, checked before anything starts: a gateway that cannot
+ * bind its port would only crash and be restarted until the port is freed.
+ */
+async function checkGatewayPorts(port: number, operatorPort: number | undefined, gateways: number): Promise<void> {
+  const host = process.env.MEMEX_HOST || '0.0.0.0';
+  for (let n = 0; n < gateways; n++) {
+    for (const [variable, base] of [['MEMEX_PORT', port], ['MEMEX_HEALTH_PORT', operatorPort]] as const) {
+      // (a port that is no port at all is left to the gateway, which refuses it with its message)
+      if (base === undefined) continue;
+      const valid = Number.isInteger(base + n) && base + n > 0 && base + n < 65536;
+      const error = valid ? await bindError(base + n, host) : undefined;
+      const which = n === 0 ? variable : `${variable} + ${n}, for gateway #${n}`;
+      if (error === 'EADDRINUSE') throw new Error(`port ${base + n} (${which}) is in use on ${host}: stop what listens there, or set ${variable} to a free port`);
+      if (error === 'EACCES') throw new Error(`port ${base + n} (${which}) needs privileges this user lacks on ${host}: set ${variable} to a port above 1023`);
+    }
+  }
+}
+
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number, intervalMs = 200): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -276,6 +304,9 @@ async function main(): Promise<void> {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   chmodSync(dataDir, 0o700);
 
+  const operatorPort = process.env.MEMEX_HEALTH_PORT;
+  await checkGatewayPorts(port, operatorPort ? Number(operatorPort) : undefined, single ? 1 : scale.gateway);
+
   const children = new Set<ChildProcess>();
   let stopping = false;
 
@@ -329,7 +360,6 @@ async function main(): Promise<void> {
 
   // MEMEX_HEALTH_PORT is the gateway's operator port here (its /readyz and /metrics cover every
   // process, over NATS): the other processes of one machine would all bind it and fail.
-  const operatorPort = process.env.MEMEX_HEALTH_PORT;
   const backEnd = Object.fromEntries(Object.entries(env).filter(([name]) => name !== 'MEMEX_HEALTH_PORT'));
   const launch = (service: Scaled | typeof ALL_IN_ONE, n: number, attempt = 0): void => {
     const childEnv =

@@ -4,11 +4,12 @@
  * readiness polls not at info), makes every file under the data dir private, and a Ctrl-C (SIGINT to
  * the whole process group, as a terminal sends it) ends it cleanly, with exit code 0 and no
  * "ELIFECYCLE Command failed" from pnpm. A setting a service refuses stops it all at once, with the
- * message and exit code 78, rather than a restart loop.
+ * message and exit code 78, rather than a restart loop; a gateway port already taken stops it before
+ * anything starts.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT_CONFIG } from '@memex/runtime';
@@ -121,6 +122,29 @@ describe('pnpm start', () => {
       dir.remove();
     }
   }, 180_000);
+
+  it('refuses to start when a gateway port is taken, naming it, before starting anything', async () => {
+    const dir = tempDir('memex-start-port-');
+    const holder = createServer();
+    const held = await new Promise<number>((resolve) => holder.listen(0, '0.0.0.0', () => resolve((holder.address() as AddressInfo).port)));
+    try {
+      for (const [settings, text] of [
+        [{ MEMEX_PORT: String(held) }, `port ${held} (MEMEX_PORT) is in use`],
+        [{ MEMEX_PORT: String(await freePort()), MEMEX_HEALTH_PORT: String(held) }, `port ${held} (MEMEX_HEALTH_PORT) is in use`],
+      ] as const) {
+        const env = { ...process.env, MEMEX_DATA_DIR: dir.path, ...settings } as Record<string, string>;
+        delete env.NATS_URL;
+        const run = spawnSync('pnpm', ['start'], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 60_000 });
+        const output = run.stdout + run.stderr;
+        expect(run.status, output).toBe(1);
+        expect(output).toContain(`[memex] failed to start: ${text}`);
+        expect(output).not.toContain('starting nats-server');
+      }
+    } finally {
+      holder.close();
+      dir.remove();
+    }
+  }, 150_000);
 
   it.each([
     ['in separate processes', [] as string[], { INDEXER_WRITE_TURN_MS: '-3' }, /Invalid configuration: INDEXER_WRITE_TURN_MS = "-3"/, 'indexer#0'],
