@@ -115,8 +115,7 @@ async function checkGatewayPorts(port: number, operatorPort: number | undefined,
     for (const [variable, base] of [['MEMEX_PORT', port], ['MEMEX_HEALTH_PORT', operatorPort]] as const) {
       // (a port that is no port at all is left to the gateway, which refuses it with its message)
       if (base === undefined) continue;
-      const valid = Number.isInteger(base + n) && base + n > 0 && base + n < 65536;
-      const error = valid ? await bindError(base + n, host) : undefined;
+      const error = isPort(base + n) ? await bindError(base + n, host) : undefined;
       const which = n === 0 ? variable : `${variable} + ${n}, for gateway #${n}`;
       if (error === 'EADDRINUSE') throw new Error(`port ${base + n} (${which}) is in use on ${host}: stop what listens there, or set ${variable} to a free port`);
       if (error === 'EACCES') throw new Error(`port ${base + n} (${which}) needs privileges this user lacks on ${host}: set ${variable} to a port above 1023`);
@@ -190,11 +189,15 @@ interface NatsChoice {
 }
 
 /** A port from the environment variable `name`, or undefined when it is unset. */
+function isPort(n: number): boolean {
+  return Number.isInteger(n) && n > 0 && n < 65536;
+}
+
 function portSetting(name: string): number | undefined {
   const raw = process.env[name];
   if (!raw) return undefined;
   const port = Number(raw);
-  if (!(Number.isInteger(port) && port > 0 && port < 65536)) throw new Error(`${name} must be a port number, got "${raw}"`);
+  if (!isPort(port)) throw new Error(`${name} must be a port number, got "${raw}"`);
   return port;
 }
 

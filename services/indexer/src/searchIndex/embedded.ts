@@ -60,7 +60,6 @@ CREATE TABLE IF NOT EXISTS changes (
 /** The changes table of a file written by a version before chunk ranges gets them (see SCHEMA). */
 const CHANGE_RANGE_COLUMNS = ['from_idx', 'to_idx'];
 
-
 /** What a step of `writeInTurns` returns when its item is not finished: it goes on in the next transaction. */
 const UNFINISHED = Symbol('unfinished');
 
