@@ -23,11 +23,15 @@ const config = configOrExit(() => ({
   extractor: loadExtractorConfig(backEnd),
   gateway: loadGatewayConfig(env),
 }));
-const memo = await startMemoService(config.memo);
-const indexer = await startIndexerService(config.indexer);
-const agent = await startAgentService(config.agent);
-const extractor = await startExtractorService(config.extractor);
-const gateway = await startGateway(config.gateway);
+// Credentials an external NATS refuses stop the process the same way (the first service to connect finds out).
+const { memo, indexer, agent, extractor, gateway } = await configOrExit(async () => {
+  const memo = await startMemoService(config.memo);
+  const indexer = await startIndexerService(config.indexer);
+  const agent = await startAgentService(config.agent);
+  const extractor = await startExtractorService(config.extractor);
+  const gateway = await startGateway(config.gateway);
+  return { memo, indexer, agent, extractor, gateway };
+});
 onShutdown(gateway.logger, async () => {
   for (const service of [gateway, extractor, agent, indexer, memo]) await service.stop();
 });

@@ -1,25 +1,30 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { ConfigError } from './configError';
 import { EXIT_CONFIG } from './exitCodes';
 import { DEFAULT_NATS_WRITE_DELAY_MS } from './nats/connection';
 
-/** A setting missing, malformed, or inconsistent with another: the message names it. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 /**
- * An entry point's configuration, or, when it is refused, the message on stderr and exit code
- * {@link EXIT_CONFIG}: a supervisor then stops instead of restarting the process in a loop.
+ * Runs an entry point's `start` (reading its settings, then connecting with its credentials); when
+ * either is refused with a {@link ConfigError}, prints the message and exits with
+ * {@link EXIT_CONFIG}: a supervisor then stops instead of restarting the process in a loop. A
+ * `start` that returns a promise is followed to its end.
  */
-export function configOrExit<T>(load: () => T): T {
+export function configOrExit<T>(start: () => T): T {
   try {
-    return load();
+    const started = start();
+    return (started instanceof Promise ? started.catch(exitOnConfigError) : started) as T;
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`${error.message}\n`);
-    process.exit(EXIT_CONFIG);
+    return exitOnConfigError(error);
   }
+}
+
+function exitOnConfigError(error: unknown): never {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exit(EXIT_CONFIG);
 }
 
 /**

@@ -2,5 +2,5 @@ import { configOrExit, onShutdown } from '@memex/runtime';
 import { loadAgentConfig } from './config';
 import { startAgentService } from './service';
 
-const service = await startAgentService(configOrExit(() => loadAgentConfig(process.env)));
+const service = await configOrExit(() => startAgentService(loadAgentConfig(process.env)));
 onShutdown(service.logger, () => service.stop());

@@ -47,7 +47,7 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
   const instance = overrides.instance ?? newInstanceId();
   const logger = overrides.logger ?? createLogger({ service: 'agent', instanceId: instance, level: config.LOG_LEVEL });
   const metrics = new Metrics();
-  const nc = await connectNats({ url: config.NATS_URL, name: `memex-agent-${instance}`, logger, auth: config, writeDelayMs: config.NATS_WRITE_DELAY_MS });
+  const nc = await connectNats({ url: config.NATS_URL, name: `memex-agent-${instance}`, logger, auth: config, writeDelayMs: config.NATS_WRITE_DELAY_MS, waitForServer: true });
   const jsm = await jetstreamManager(nc);
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config), logger });
   const js = jetstream(nc);

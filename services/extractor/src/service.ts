@@ -50,7 +50,7 @@ export async function startExtractorService(config: ExtractorConfig, overrides: 
   const instance = overrides.instance ?? newInstanceId();
   const logger = overrides.logger ?? createLogger({ service: 'extractor', instanceId: instance, level: config.LOG_LEVEL });
   const metrics = new Metrics();
-  const nc = await connectNats({ url: config.NATS_URL, name: `memex-extractor-${instance}`, logger, auth: config, writeDelayMs: config.NATS_WRITE_DELAY_MS });
+  const nc = await connectNats({ url: config.NATS_URL, name: `memex-extractor-${instance}`, logger, auth: config, writeDelayMs: config.NATS_WRITE_DELAY_MS, waitForServer: true });
   const jsm = await jetstreamManager(nc);
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config), logger });
   const js = jetstream(nc);

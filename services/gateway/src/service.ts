@@ -39,7 +39,7 @@ export async function startGateway(config: GatewayConfig, overrides: { logger?: 
   const logger = overrides.logger ?? createLogger({ service: 'gateway', instanceId: instance, level: config.LOG_LEVEL });
   const tls = await loadTls({ certFile: config.MEMEX_TLS_CERT, keyFile: config.MEMEX_TLS_KEY, dataDir: config.MEMEX_DATA_DIR }, logger);
 
-  const nc = await connectNats({ url: config.NATS_URL, name: `memex-gateway-${instance}`, logger, auth: config, writeDelayMs: config.NATS_WRITE_DELAY_MS });
+  const nc = await connectNats({ url: config.NATS_URL, name: `memex-gateway-${instance}`, logger, auth: config, writeDelayMs: config.NATS_WRITE_DELAY_MS, waitForServer: true });
   const jsm = await jetstreamManager(nc);
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config), logger });
   const directory = await Directory.open(nc, { replicas: config.MEMEX_NATS_REPLICAS });

@@ -46,7 +46,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
   const instance = overrides.instance ?? newInstanceId();
   const logger = overrides.logger ?? createLogger({ service: 'indexer', instanceId: instance, level: config.LOG_LEVEL });
   const metrics = new Metrics();
-  const nc = await connectNats({ url: config.NATS_URL, name: `memex-indexer-${instance}`, logger, auth: config, writeDelayMs: config.NATS_WRITE_DELAY_MS });
+  const nc = await connectNats({ url: config.NATS_URL, name: `memex-indexer-${instance}`, logger, auth: config, writeDelayMs: config.NATS_WRITE_DELAY_MS, waitForServer: true });
   const jsm = await jetstreamManager(nc);
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config), logger });
   const js = jetstream(nc);

@@ -2,5 +2,5 @@ import { configOrExit, onShutdown } from '@memex/runtime';
 import { loadMemoConfig } from './config';
 import { startMemoService } from './service';
 
-const service = await startMemoService(configOrExit(() => loadMemoConfig(process.env)));
+const service = await configOrExit(() => startMemoService(loadMemoConfig(process.env)));
 onShutdown(service.logger, () => service.stop());

@@ -55,7 +55,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
   const clock = overrides.clock ?? (() => new Date());
 
   const metrics = new Metrics();
-  const nc: NatsConnection = await connectNats({ url: config.NATS_URL, name: `memex-memo-${instance}`, logger, auth: config, writeDelayMs: config.NATS_WRITE_DELAY_MS });
+  const nc: NatsConnection = await connectNats({ url: config.NATS_URL, name: `memex-memo-${instance}`, logger, auth: config, writeDelayMs: config.NATS_WRITE_DELAY_MS, waitForServer: true });
   const jsm = await jetstreamManager(nc);
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config), logger });
   const js = jetstream(nc);

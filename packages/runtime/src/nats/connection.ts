@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { credsAuthenticator, tokenAuthenticator, usernamePasswordAuthenticator } from '@nats-io/nats-core';
+import { credsAuthenticator, errors, tokenAuthenticator, usernamePasswordAuthenticator } from '@nats-io/nats-core';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { ConfigError } from '../configError';
 import type { Logger } from '../logger';
 import { coalesceWrites } from './writeCoalescing';
 
@@ -45,6 +46,12 @@ export interface ConnectOptions {
   auth?: NatsAuth;
   /** NATS_WRITE_DELAY_MS: how long sent messages may wait to be written together (see coalesceWrites); 0: as nats.js writes. */
   writeDelayMs?: number;
+  /**
+   * Keep trying the first connection while no server answers (services: NATS may come up after
+   * them, or be restarting), saying so in the log; without it the first failure rejects (the CLI).
+   * Refused credentials reject either way.
+   */
+  waitForServer?: boolean;
 }
 
 /** Whether each connection made by `connectNats` is up right now (false from its disconnect to its reconnect). */
@@ -80,8 +87,8 @@ export const PING_INTERVAL_MS = 5_000;
  * link state `natsConnected` reports, and messages sent in one turn of the event loop written
  * together (`coalesceWrites`).
  */
-export async function connectNats({ url, name, logger, timeoutMs = 5_000, auth, writeDelayMs = DEFAULT_NATS_WRITE_DELAY_MS }: ConnectOptions): Promise<NatsConnection> {
-  const nc = await connect({
+export async function connectNats({ url, name, logger, timeoutMs = 5_000, auth, writeDelayMs = DEFAULT_NATS_WRITE_DELAY_MS, waitForServer = false }: ConnectOptions): Promise<NatsConnection> {
+  const options = {
     ...authOptions(auth),
     servers: url.split(',').map((s) => s.trim()),
     name,
@@ -91,7 +98,8 @@ export async function connectNats({ url, name, logger, timeoutMs = 5_000, auth, 
     timeout: timeoutMs,
     pingInterval: PING_INTERVAL_MS,
     maxPingOut: 2,
-  });
+  };
+  const nc = await firstConnection(() => connect(options), { url, logger, waitForServer });
   linkUp.set(nc, true);
   if (writeDelayMs > 0 && !coalesceWrites(nc, writeDelayMs)) {
     logger?.warn('NATS writes not coalesced: this nats.js has other internals than the ones known (writes as nats.js does)');
@@ -105,4 +113,45 @@ export async function connectNats({ url, name, logger, timeoutMs = 5_000, auth, 
     }
   })();
   return nc;
+}
+
+/** How long a service waits between tries of its first connection, and between its log lines saying it still waits. */
+export const FIRST_CONNECT_RETRY_MS = 1_000;
+const STILL_WAITING_LOG_MS = 30_000;
+
+/** Why no server could be reached, when trying again can help: refused, timed out, its name not (yet) in DNS. */
+function unreachable(error: unknown): string | undefined {
+  if (error instanceof errors.ConnectionError || error instanceof errors.TimeoutError) return error.message;
+  const code = (error as { code?: unknown }).code;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ECONNRESET' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return (error as Error).message;
+  return undefined;
+}
+
+async function firstConnection(
+  dial: () => Promise<NatsConnection>,
+  { url, logger, waitForServer }: { url: string; logger: Logger | undefined; waitForServer: boolean },
+): Promise<NatsConnection> {
+  const started = Date.now();
+  let loggedAt: number | undefined;
+  for (;;) {
+    try {
+      const nc = await dial();
+      if (loggedAt !== undefined) logger?.info({ nats: url, waitedMs: Date.now() - started }, 'NATS reached');
+      return nc;
+    } catch (error) {
+      if (error instanceof errors.AuthorizationError || error instanceof errors.UserAuthenticationExpiredError) {
+        throw new ConfigError(`NATS at ${url} refused the credentials (${error.message}): check NATS_CREDS, NATS_USER and NATS_PASSWORD, or NATS_TOKEN`, { cause: error });
+      }
+      const reason = unreachable(error);
+      if (!waitForServer || reason === undefined) throw error;
+      if (loggedAt === undefined) {
+        logger?.warn({ nats: url, error: reason }, `NATS not reachable; trying again every ${FIRST_CONNECT_RETRY_MS / 1000} s`);
+        loggedAt = Date.now();
+      } else if (Date.now() - loggedAt >= STILL_WAITING_LOG_MS) {
+        logger?.warn({ nats: url, error: reason, waitedS: Math.round((Date.now() - started) / 1000) }, 'still waiting for NATS');
+        loggedAt = Date.now();
+      }
+      await new Promise((resolve) => setTimeout(resolve, FIRST_CONNECT_RETRY_MS));
+    }
+  }
 }
