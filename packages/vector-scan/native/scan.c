@@ -1,9 +1,9 @@
 /*
  * The exact int8 scan of the embedded index: for one quantized query, the `k` best of a block of
  * int8 codes (`total` rows of `dimension` bytes), by inner product or by cosine, keeping only the
- * current best k in a heap as it goes, so a scan touches each code once and sorts k entries, not
- * all of them. An optional list of slots (ascending) restricts the scan to those rows, at a cost
- * in proportion to the list, not to the block.
+ * rows that may still be among the best k as it goes, so a scan touches each code once and sorts
+ * k entries, not all of them. An optional list of slots (ascending) restricts the scan to those
+ * rows, at a cost in proportion to the list, not to the block.
  *
  * Ties rank by slot (the lower first), so the result depends on the codes alone. The dot product
  * runs with AVX2 where the CPU has it (chosen at load), else as a plain loop the compiler
@@ -68,44 +68,82 @@ static inline int below(const entry *a, const entry *b) {
   return a->score < b->score || (a->score == b->score && a->slot > b->slot);
 }
 
-/* A heap with the lowest-ranked kept entry at the root. */
-static void sift_down(entry *heap, size_t n, size_t i) {
-  for (;;) {
-    size_t worst = i, l = 2 * i + 1, r = l + 1;
-    if (l < n && below(&heap[l], &heap[worst])) worst = l;
-    if (r < n && below(&heap[r], &heap[worst])) worst = r;
-    if (worst == i) return;
-    entry t = heap[i];
-    heap[i] = heap[worst];
-    heap[worst] = t;
-    i = worst;
+static inline void swap_entries(entry *a, entry *b) {
+  entry t = *a;
+  *a = *b;
+  *b = t;
+}
+
+/*
+ * Partitions e[lo..hi) (two entries or more) around the median of its first, middle and last:
+ * returns where that pivot ends, the entries before it ranking above it and those after, below.
+ * Ranks are strict (slots differ), so each partition splits cleanly.
+ */
+static size_t partition(entry *e, size_t lo, size_t hi) {
+  size_t mid = lo + (hi - lo) / 2, last = hi - 1;
+  if (below(&e[mid], &e[lo])) swap_entries(&e[mid], &e[lo]);
+  if (below(&e[last], &e[lo])) swap_entries(&e[last], &e[lo]);
+  if (below(&e[last], &e[mid])) swap_entries(&e[last], &e[mid]);
+  /* e[lo] ranks lowest of the three, e[last] highest: the median to the end as the pivot */
+  swap_entries(&e[mid], &e[last]);
+  const entry pivot = e[last];
+  size_t store = lo;
+  for (size_t i = lo; i < last; i++) {
+    if (below(&pivot, &e[i])) swap_entries(&e[i], &e[store++]);
+  }
+  swap_entries(&e[store], &e[last]);
+  return store;
+}
+
+/* Reorders e[0..n) so that its k best come first, in no order (0 < k < n): a quickselect. */
+static void select_best(entry *e, size_t n, size_t k) {
+  size_t lo = 0, hi = n; /* the k-th best lies in e[lo..hi) */
+  while (hi - lo > 1) {
+    size_t at = partition(e, lo, hi);
+    if (at == k || at + 1 == k) return;
+    if (at > k) hi = at;
+    else lo = at + 1;
   }
 }
 
-static void sift_up(entry *heap, size_t i) {
-  while (i > 0) {
-    size_t parent = (i - 1) / 2;
-    if (!below(&heap[i], &heap[parent])) return;
-    entry t = heap[i];
-    heap[i] = heap[parent];
-    heap[parent] = t;
-    i = parent;
+/*
+ * Sorts e[0..n) best first: quicksort down to runs of 16, then insertion, the comparison inlined
+ * (qsort calls a function for each: at k = 232 of 300 rows it took most of the scan's time).
+ */
+static void sort_best(entry *e, size_t n) {
+  while (n > 16) {
+    size_t at = partition(e, 0, n);
+    /* the smaller side by recursion, the larger by the loop: the stack stays logarithmic */
+    if (at < n - at - 1) {
+      sort_best(e, at);
+      e += at + 1;
+      n -= at + 1;
+    } else {
+      sort_best(e + at + 1, n - at - 1);
+      n = at;
+    }
   }
-}
-
-static int by_rank(const void *a, const void *b) {
-  const entry *x = a, *y = b;
-  return below(x, y) ? 1 : below(y, x) ? -1 : 0;
+  for (size_t i = 1; i < n; i++) {
+    entry x = e[i];
+    size_t j = i;
+    for (; j > 0 && below(&e[j - 1], &x); j--) e[j] = e[j - 1];
+    e[j] = x;
+  }
 }
 
 /*
  * The scan, written once and compiled per dot product kernel (an indirect call per row would cost
- * as much as the dot product): fills `heap` (room for k) with the best rows and returns how many it
- * holds. Slots rise as the scan goes, so once the heap is full a row ties its worst only with a
- * higher slot: only a strictly higher score gets in.
+ * as much as the dot product): fills `kept` with the best rows, at most k, and returns how many.
+ * A row above the threshold is appended; when `room` rows are kept, a quickselect keeps the best k
+ * and the threshold rises to the lowest of them. Appending costs a store where a heap of k cost
+ * ~log2(k) unpredictable branches per row taken (with qsort at the end, the scan of 100k rows for
+ * k = 232 took 1.23 ms against 0.91 ms now; of 3,000 rows, 216 µs against 80 µs). Slots rise as
+ * the scan goes, so a row that ties the threshold ranks below the kept row it ties, whose slot is
+ * lower: only a strictly higher score gets in.
  */
 #define SCAN_BODY(DOT)                                                   \
   size_t n = 0;                                                          \
+  double threshold = -INFINITY;                                          \
   for (size_t i = 0; i < count; i++) {                                   \
     size_t slot = list ? list[i] : i;                                    \
     const int8_t *row = codes + slot * dimension;                        \
@@ -114,21 +152,27 @@ static int by_rank(const void *a, const void *b) {
       int32_t norm = DOT(row, row, dimension);                           \
       score = norm > 0 ? score / sqrt((double)norm) : 0.0;               \
     }                                                                    \
-    if (n < k) {                                                         \
-      heap[n].score = score;                                             \
-      heap[n].slot = (uint32_t)slot;                                     \
-      sift_up(heap, n++);                                                \
-    } else if (score > heap[0].score) {                                  \
-      heap[0].score = score;                                             \
-      heap[0].slot = (uint32_t)slot;                                     \
-      sift_down(heap, n, 0);                                             \
+    if (score > threshold) {                                             \
+      kept[n].score = score;                                             \
+      kept[n].slot = (uint32_t)slot;                                     \
+      if (++n == room) {                                                 \
+        select_best(kept, n, k);                                         \
+        n = k;                                                           \
+        threshold = kept[0].score;                                       \
+        for (size_t j = 1; j < k; j++)                                   \
+          if (kept[j].score < threshold) threshold = kept[j].score;      \
+      }                                                                  \
     }                                                                    \
+  }                                                                      \
+  if (n > k) {                                                           \
+    select_best(kept, n, k);                                             \
+    n = k;                                                               \
   }                                                                      \
   return n;
 
 #define SCAN_ARGS                                                                                           \
-  const int8_t *codes, size_t dimension, const int8_t *query, const uint32_t *list, size_t count, int cosine, entry *heap, \
-      size_t k
+  const int8_t *codes, size_t dimension, const int8_t *query, const uint32_t *list, size_t count, int cosine, entry *kept, \
+      size_t room, size_t k
 
 static size_t scan_plain(SCAN_ARGS) { SCAN_BODY(dot_plain) }
 
@@ -187,19 +231,21 @@ static napi_value js_scan(napi_env env, napi_callback_info info) {
   size_t count = list ? list_length : total;
 
   if (k > count) k = count;
-  entry *heap = k > 0 ? malloc(k * sizeof(entry)) : NULL;
-  if (k > 0 && !heap) return fail(env, "ERR_VECTOR_SCAN_MEMORY", "out of memory", 1);
-  size_t n = k > 0 ? scan(codes, dimension, query, list, count, cosine, heap, k) : 0;
-  qsort(heap, n, sizeof(entry), by_rank);
+  /* room for the k best and as many more: each time it fills, the best k stay (a quickselect) */
+  size_t room = k > 0 ? 2 * k + 64 : 0;
+  entry *kept = room > 0 ? malloc(room * sizeof(entry)) : NULL;
+  if (room > 0 && !kept) return fail(env, "ERR_VECTOR_SCAN_MEMORY", "out of memory", 1);
+  size_t n = k > 0 ? scan(codes, dimension, query, list, count, cosine, kept, room, k) : 0;
+  sort_best(kept, n);
 
   napi_value buffer, result;
   void *out;
   if (napi_create_arraybuffer(env, n * sizeof(uint32_t), &out, &buffer) != napi_ok) {
-    free(heap);
+    free(kept);
     return NULL;
   }
-  for (size_t i = 0; i < n; i++) ((uint32_t *)out)[i] = heap[i].slot;
-  free(heap);
+  for (size_t i = 0; i < n; i++) ((uint32_t *)out)[i] = kept[i].slot;
+  free(kept);
   napi_create_typedarray(env, napi_uint32_array, n, buffer, 0, &result);
   return result;
 }

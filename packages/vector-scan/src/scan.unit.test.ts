@@ -57,6 +57,41 @@ describe.each(CHOSEN === 'plain' ? ['plain'] : [CHOSEN, 'plain'])('scanTopK with
     expect(Array.from(slots)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
   });
 
+  it('keeps the best k through many rounds of selection: rising scores, long runs of ties, k up to most of the rows', () => {
+    const dimension = 8;
+    const total = 20_000;
+    const random = seededRandom(11);
+    const query = codes(random, dimension);
+    // Scores that rise along the scan (every row is kept, then selected out again), with ties where rounding meets.
+    const rising = new Int8Array(total * dimension);
+    for (let slot = 0; slot < total; slot++) {
+      for (let d = 0; d < dimension; d++) rising[slot * dimension + d] = Math.round((query[d]! * slot) / total);
+    }
+    // Twenty distinct rows repeated in a random order: every score ties with ~250 others.
+    const distinct = codes(random, 20 * dimension);
+    const repeated = new Int8Array(total * dimension);
+    for (let slot = 0; slot < total; slot++) {
+      const pick = Math.floor(random() * 20);
+      repeated.set(distinct.subarray(pick * dimension, (pick + 1) * dimension), slot * dimension);
+    }
+    for (const block of [rising, repeated]) {
+      for (const k of [1, 10, 232, 4_000]) {
+        for (const cosine of [false, true]) {
+          const s: VectorScan = { codes: block, total, dimension, query, k, cosine };
+          expect(Array.from(scanTopK(s))).toEqual(reference(s));
+        }
+      }
+    }
+    // Random rows and queries: the threshold rises in several steps as better rows turn up.
+    const shuffled = codes(random, total * dimension);
+    for (let q = 0; q < 40; q++) {
+      for (const k of [10, 232]) {
+        const s: VectorScan = { codes: shuffled, total, dimension, query: codes(random, dimension), k };
+        expect(Array.from(scanTopK(s))).toEqual(reference(s));
+      }
+    }
+  });
+
   it('scans only the listed slots when given a list, and only the first total rows', () => {
     const random = seededRandom(11);
     const dimension = 100;
