@@ -218,14 +218,15 @@ function decodeTerms(b: Buffer): EncodedDocument {
   const values: number[] = new Array(n);
   if (head & TERMS_VARINT) {
     let at = 8;
+    // (by a running power of 128, not `2 ** shift`: V8 calls pow for that, ~10% of loading an index)
     const read = (): number => {
       let value = 0;
-      let shift = 0;
+      let scale = 1;
       let byte: number;
       do {
         byte = b[at++]!;
-        value += (byte & 0x7f) * 2 ** shift;
-        shift += 7;
+        value += (byte & 0x7f) * scale;
+        scale *= 128;
       } while (byte & 0x80);
       return value;
     };
