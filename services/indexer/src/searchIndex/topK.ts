@@ -38,44 +38,58 @@ export class TopK<T> {
     } else if (this.worse(this.scores[0]!, this.items[0]!, score, item)) {
       this.scores[0] = score;
       this.items[0] = item;
-      this.down(0);
+      this.siftDown(this.scores, this.items, 0, this.scores.length);
     }
   }
 
-  /** Best first. */
+  /**
+   * Best first. A heapsort of a copy: the root, the worst kept, goes to the end, then the worst of
+   * the rest before it, and so on. (Array.prototype.sort with a comparator took ~0.3 µs an item,
+   * ~75 µs for the 232 estimates of a dense search; this takes a fraction of that.)
+   */
   sorted(): { score: number; item: T }[] {
-    return this.scores
-      .map((score, i) => ({ score, item: this.items[i]! }))
-      .sort((a, b) => b.score - a.score || this.tieBreak(a.item, b.item));
-  }
-
-  private swap(i: number, j: number): void {
-    [this.scores[i], this.scores[j]] = [this.scores[j]!, this.scores[i]!];
-    [this.items[i], this.items[j]] = [this.items[j]!, this.items[i]!];
+    const scores = this.scores.slice();
+    const items = this.items.slice();
+    for (let end = scores.length - 1; end > 0; end--) {
+      swapAt(scores, items, 0, end);
+      this.siftDown(scores, items, 0, end);
+    }
+    const out: { score: number; item: T }[] = new Array(scores.length);
+    for (let i = 0; i < scores.length; i++) out[i] = { score: scores[i]!, item: items[i]! };
+    return out;
   }
 
   private up(i: number): void {
     while (i > 0) {
       const parent = (i - 1) >> 1;
       if (!this.worse(this.scores[i]!, this.items[i]!, this.scores[parent]!, this.items[parent]!)) return;
-      this.swap(i, parent);
+      swapAt(this.scores, this.items, i, parent);
       i = parent;
     }
   }
 
-  private down(i: number): void {
-    const n = this.scores.length;
+  /** Restores the heap below `i` within the first `n` entries of `scores` and `items`. */
+  private siftDown(scores: number[], items: T[], i: number, n: number): void {
     for (;;) {
       const l = 2 * i + 1;
       const r = l + 1;
       let worst = i;
-      if (l < n && this.worse(this.scores[l]!, this.items[l]!, this.scores[worst]!, this.items[worst]!)) worst = l;
-      if (r < n && this.worse(this.scores[r]!, this.items[r]!, this.scores[worst]!, this.items[worst]!)) worst = r;
+      if (l < n && this.worse(scores[l]!, items[l]!, scores[worst]!, items[worst]!)) worst = l;
+      if (r < n && this.worse(scores[r]!, items[r]!, scores[worst]!, items[worst]!)) worst = r;
       if (worst === i) return;
-      this.swap(i, worst);
+      swapAt(scores, items, i, worst);
       i = worst;
     }
   }
+}
+
+function swapAt<T>(scores: number[], items: T[], i: number, j: number): void {
+  const score = scores[i]!;
+  scores[i] = scores[j]!;
+  scores[j] = score;
+  const item = items[i]!;
+  items[i] = items[j]!;
+  items[j] = item;
 }
 
 /** The order of equally scored chunks on every index: memo uuid, then chunk index (ascending). */

@@ -35,4 +35,19 @@ describe('TopK ties', () => {
       expect(top.sorted().map((x) => x.item)).toEqual(['a', 'b', 'c']);
     }
   });
+
+  it('sorts like a plain sort by score then tie-break, with long runs of ties, and stays usable after sorting', () => {
+    const random = seededRandom(5);
+    const byItem = (a: number, b: number) => a - b;
+    const offered = Array.from({ length: 3_000 }, (_, i) => ({ score: Math.floor(random() * 40), item: (i * 7919) % 3_000 }));
+    for (const k of [1, 16, 17, 232, 3_000]) {
+      const top = new TopK<number>(k, byItem);
+      for (const { score, item } of offered) top.offer(score, item);
+      const expected = [...offered].sort((a, b) => b.score - a.score || a.item - b.item).slice(0, k);
+      expect(top.sorted()).toEqual(expected);
+      expect(top.sorted()).toEqual(expected);
+      top.offer(100, -1);
+      expect(top.sorted()[0]).toEqual({ score: 100, item: -1 });
+    }
+  });
 });
