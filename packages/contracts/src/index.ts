@@ -189,4 +189,4 @@ export type {
   MemoLogRequest,
   MemoStatusReply,
 } from './queries';
-export { searchResultItem } from './queries';
+export { searchResponseJson, searchResultItem } from './queries';

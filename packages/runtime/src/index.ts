@@ -9,7 +9,7 @@ export type { SqliteDatabase } from './sqlite';
 
 export { PING_INTERVAL_MS, connectNats, natsConnected, subscriptionsServed } from './nats/connection';
 export type { ConnectOptions, NatsAuth } from './nats/connection';
-export { decodeJson, encodeJson } from './nats/codec';
+export { decodeJson, EncodedJson, encodeJson } from './nats/codec';
 export { fromNatsError, transientNatsError } from './nats/errors';
 export { HEADER_ALLOWANCE_BYTES, fitsPayload, payloadBudget } from './nats/payload';
 export { publishToStream } from './nats/streamPublish';

@@ -1,8 +1,9 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { Consumers, QueueGroups, Subjects, searchResultItem, type IndexSearchRequest } from '@memex/contracts';
+import { Consumers, QueueGroups, Subjects, searchResponseJson, type IndexSearchRequest } from '@memex/contracts';
 import {
   CommandClient,
   ContentStore,
+  EncodedJson,
   Keyring,
   openBlobStore,
   IndexStateStore,
@@ -25,6 +26,7 @@ import type { IndexerConfig } from './config';
 import { loadEmbedder } from './embedding/embedder';
 import { loadRemoteEmbedder, parseRemoteModel } from './embedding/remote';
 import { MemoProcessor } from './processing/processor';
+import { EncodedTexts } from './search/encodedTexts';
 import { hybridSearch } from './search/hybrid';
 import { ModelSet } from './state/models';
 import { Reindexer } from './state/reindex';
@@ -171,6 +173,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
     rerankCandidates: config.RERANKER_CANDIDATES,
     titleWeight: config.SEARCH_TITLE_WEIGHT,
   };
+  const encodedTexts = new EncodedTexts();
   const subs = [serveMetrics(nc, 'indexer', instance, metrics), serveHealth(nc, 'indexer', instance, check)];
   if (searches) {
     subs.push(
@@ -181,7 +184,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
         metrics,
         handler: async (request) => {
           const reply = await hybridSearch(index, models, request, searchOptions);
-          return request.format === 'search-response' ? { results: reply.hits.map(searchResultItem) } : reply;
+          return request.format === 'search-response' ? new EncodedJson(searchResponseJson(reply.hits, encodedTexts.encode)) : reply;
         },
       }),
     );

@@ -2,6 +2,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemexError } from '@memex/contracts';
 import { startNatsServer, type NatsServerHandle } from '@memex/testing';
+import { EncodedJson } from '../nats/codec';
 import { connectNats } from '../nats/connection';
 import { silentLogger } from '../logger';
 import { payloadBudget } from '../nats/payload';
@@ -141,6 +142,22 @@ describe('query: replies on one inbox per connection', () => {
       const error = await queryJson(nc, 'test.passed-on', { fail: true }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(MemexError);
       expect((error as MemexError).code).toBe('MemoNotFound');
+    } finally {
+      served.unsubscribe();
+    }
+  });
+
+  it('sends a value the handler encoded itself (EncodedJson) as it is, to query and queryJson alike', async () => {
+    const value = { results: [{ chunk_content: 'pre-encoded "text" — ✓', distance: 0.5 }] };
+    const served = serveQuery<Record<string, never>, EncodedJson>(nc, {
+      subject: 'test.encoded',
+      queue: 'test',
+      logger: silentLogger(),
+      handler: async () => new EncodedJson(Buffer.from(JSON.stringify(value))),
+    });
+    try {
+      expect((await queryJson(nc, 'test.encoded', {})).toString('utf8')).toBe(JSON.stringify(value));
+      expect(await query(nc, 'test.encoded', {})).toEqual(value);
     } finally {
       served.unsubscribe();
     }

@@ -3,7 +3,7 @@ import { headers as natsHeaders } from '@nats-io/nats-core';
 import { Headers, MemexError, type QueryReply } from '@memex/contracts';
 import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/registry';
-import { decodeJson, encodeJson } from '../nats/codec';
+import { decodeJson, EncodedJson, encodeJson } from '../nats/codec';
 import { fitsPayload } from '../nats/payload';
 import { requestReply } from '../nats/replyInbox';
 
@@ -20,6 +20,11 @@ export type QueryHandler<Req, Res> = (request: Req, context: QueryContext) => Pr
  * failures travel as `{ ok: false, error }`; unexpected ones are logged and sent as `Internal`. A reply
  * larger than the server's `max_payload` is never published: the caller gets `ReplyTooLarge`.
  */
+/** How `serveQuery`'s answers begin when they hold a value (JSON.stringify keeps the keys' order), and end. */
+const VALUE_PREFIX = Buffer.from('{"ok":true,"value":');
+const VALUE_SUFFIX = Buffer.from('}');
+const CLOSING_BRACE = 0x7d;
+
 export function serveQuery<Req, Res>(
   nc: NatsConnection,
   {
@@ -58,7 +63,7 @@ export function serveQuery<Req, Res>(
         seconds?.observe((performance.now() - started) / 1000, { subject });
         served?.inc({ subject, outcome: reply.ok ? 'ok' : reply.error.code });
         if (!msg.reply) return;
-        let data = encodeJson(reply);
+        let data = reply.ok && reply.value instanceof EncodedJson ? Buffer.concat([VALUE_PREFIX, reply.value.bytes, VALUE_SUFFIX]) : encodeJson(reply);
         if (!fitsPayload(nc, data)) {
           // Publishing it would throw MAX_PAYLOAD_EXCEEDED (and take the process down): say so instead.
           log.error({ subject, bytes: data.byteLength }, 'query reply exceeds the NATS max_payload; answered ReplyTooLarge');
@@ -85,9 +90,6 @@ export async function query<Req, Res>(nc: NatsConnection, subject: string, reque
   return valueOf<Res>((await ask(nc, subject, request, options)).data);
 }
 
-/** How `serveQuery`'s answers begin when they hold a value (JSON.stringify keeps the keys' order). */
-const VALUE_PREFIX = Buffer.from('{"ok":true,"value":');
-const CLOSING_BRACE = 0x7d;
 
 /**
  * `query` for a caller that passes the value on without reading it (the gateway answering HTTP with
