@@ -1,0 +1,134 @@
+/**
+ * One search index, two trees of the code, searched in turn query by query in one process: the
+ * before/after of a search change measured where the machine's drift cannot tell them apart (on
+ * the project's 2-core machines whole runs of `bench:search` differ by up to 2× within minutes; the
+ * same query through both trees a moment apart does not).
+ *
+ *   git worktree add ../base <rev> && (cd ../base && pnpm install --frozen-lockfile --offline)
+ *   pnpm bench:search-pair --base ../base [--chunks 100000] [--rounds 5] [--index <dir>]
+ *
+ * The index (`--chunks` chunks of Vaswani sentences, 10 a memo, the offline 100-d model, as
+ * bench:search builds it) is built by this tree into `--index` (default: a temporary directory,
+ * removed after) unless that directory already holds one this script built; each tree then opens the same file with
+ * its own EmbeddedSearchIndex, ModelSet and hybridSearch (and its own native addon), the dense scan
+ * in the searching thread. Every Cranfield and Vaswani query is searched `--rounds` times in each
+ * tree, the trees' order alternating by round. Printed per ranking (hybrid, dense alone): p50, p10
+ * and mean latency per tree, and how many queries both trees answered with the same hits.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { chunkId, silentLogger } from '@memex/runtime';
+import { seededRandom } from '@memex/testing';
+import { termFrequencies } from '@memex/text';
+import { loadEmbedder } from '../services/indexer/src/embedding/embedder';
+import { EmbeddedSearchIndex } from '../services/indexer/src/searchIndex/embedded';
+import { percentile } from './support/stats';
+
+const { values } = parseArgs({
+  options: {
+    base: { type: 'string' },
+    chunks: { type: 'string', default: '100000' },
+    rounds: { type: 'string', default: '5' },
+    index: { type: 'string' },
+  },
+});
+if (!values.base) throw new Error('usage: pnpm bench:search-pair --base <another checkout, installed> [--chunks 100000] [--rounds 5] [--index <dir>]');
+const REPO_ROOT = path.resolve(import.meta.dirname, '..');
+const BASE_ROOT = path.resolve(values.base);
+const CHUNKS = Number(values.chunks);
+const ROUNDS = Number(values.rounds);
+const MODEL = 'memex-glove-100d';
+const CHUNKS_PER_MEMO = 10;
+const evalFile = (collection: string, file: string) => readFileSync(path.join(REPO_ROOT, '..', 'shared', 'eval', collection, file), 'utf8').trim().split('\n');
+const queries = [...evalFile('cranfield', 'queries.jsonl'), ...evalFile('vaswani', 'queries.jsonl')].map((l) => (JSON.parse(l) as { text: string }).text);
+
+const indexDir = values.index ? path.resolve(values.index) : path.join(tmpdir(), `memex-search-pair-${process.pid}`);
+const indexFile = path.join(indexDir, 'index.db');
+/** The project the index's chunks are in, written beside it when it is built. */
+const projectFile = path.join(indexDir, 'project');
+const temporary = !values.index;
+
+async function build(): Promise<void> {
+  mkdirSync(indexDir, { recursive: true });
+  const sentences = evalFile('vaswani', 'corpus.jsonl')
+    .flatMap((l) => (JSON.parse(l) as { text: string }).text.split(/(?<=\.)\s+/))
+    .filter((s) => s.length > 30);
+  const embedder = await loadEmbedder({ model: MODEL, modelsDir: path.join(REPO_ROOT, 'models'), allowRemote: false });
+  const index = new EmbeddedSearchIndex(indexFile, { scanThread: false });
+  await index.openModel(MODEL, embedder.dimension);
+  const projectId = randomUUID();
+  const random = seededRandom(7);
+  const started = Date.now();
+  for (let m = 0, built = 0; built < CHUNKS; m++) {
+    const memoId = randomUUID();
+    const memo = { projectId, memoId, revision: 1, title: `Memo ${m}`, summary: '', source: null, clientReferenceId: null, memoType: 'text' as const, tags: [], metadata: { team: `team-${m % 50}` }, archived: false, expirationDate: null };
+    await index.applyCatalog({ memoId, projectId, version: 1, memo });
+    const texts = Array.from({ length: Math.min(CHUNKS_PER_MEMO, CHUNKS - built) }, () => Array.from({ length: 3 }, () => sentences[Math.floor(random() * sentences.length)]!).join(' '));
+    const dense = await embedder.embed(texts, 'document');
+    await index.putChunks(MODEL, { memoId, projectId, revision: 1 }, texts.map((content, i) => ({ chunkId: chunkId(memoId, 1, i), index: i, content, dense: dense[i]!, terms: termFrequencies(content) })));
+    built += texts.length;
+  }
+  await index.graphsBuilt();
+  await index.close();
+  writeFileSync(projectFile, projectId);
+  console.log(`built ${CHUNKS} chunks into ${indexDir} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+type Ranking = 'hybrid' | 'dense';
+interface Tree {
+  close(): Promise<void>;
+  search(query: string, ranking: Ranking): Promise<{ hits: { chunkId: string; distance: number }[] }>;
+}
+
+/** A tree's own search code over the shared index file (its modules, and through them its native addon). */
+async function openTree(root: string): Promise<Tree> {
+  const source = (file: string) => import(path.join(root, 'services', 'indexer', 'src', file));
+  const [{ loadEmbedder: load }, { hybridSearch }, { EmbeddedSearchIndex: Index }, { ModelSet }] = await Promise.all([
+    source('embedding/embedder.ts'),
+    source('search/hybrid.ts'),
+    source('searchIndex/embedded.ts'),
+    source('state/models.ts'),
+  ]);
+  const embedder = await load({ model: MODEL, modelsDir: path.join(root, 'models'), allowRemote: false });
+  const index = new Index(indexFile, { scanThread: false });
+  await index.openModel(MODEL, embedder.dimension);
+  const projectId = readFileSync(projectFile, 'utf8');
+  const models = new ModelSet(async () => embedder, index, silentLogger());
+  await models.apply({ activeModel: MODEL });
+  const options = { lexicalWeight: 0.85, candidates: 100 };
+  return {
+    close: () => index.close(),
+    search: (query, ranking) => hybridSearch(index, models, { projectId, query, filters: [], limit: 10, ...(ranking === 'dense' ? { ranking } : {}) }, options),
+  };
+}
+
+if (!existsSync(projectFile)) await build();
+const trees: Record<'base' | 'this', Tree> = { base: await openTree(BASE_ROOT), this: await openTree(REPO_ROOT) };
+console.log(`\nsearches over ${indexFile}, base ${BASE_ROOT} vs this tree ${REPO_ROOT}, ${queries.length} queries × ${ROUNDS} rounds each, alternating`);
+for (const ranking of ['hybrid', 'dense'] as const) {
+  for (const tree of Object.values(trees)) for (const q of queries) await tree.search(q, ranking); // warm-up (and the rescoring caches)
+  let same = 0;
+  for (const q of queries) {
+    const [a, b] = [await trees.base.search(q, ranking), await trees.this.search(q, ranking)];
+    if (JSON.stringify(a.hits.map((h) => [h.chunkId, h.distance])) === JSON.stringify(b.hits.map((h) => [h.chunkId, h.distance]))) same += 1;
+  }
+  const latencies: Record<'base' | 'this', number[]> = { base: [], this: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? (['base', 'this'] as const) : (['this', 'base'] as const);
+    for (const q of queries) {
+      for (const name of order) {
+        const started = performance.now();
+        await trees[name].search(q, ranking);
+        latencies[name].push(performance.now() - started);
+      }
+    }
+  }
+  const figures = (l: number[]) => `p50 ${percentile(l, 50).toFixed(3)} ms  p10 ${percentile(l, 10).toFixed(3)} ms  mean ${(l.reduce((s, x) => s + x, 0) / l.length).toFixed(3)} ms`;
+  console.log(`  ${ranking.padEnd(7)} base: ${figures(latencies.base)}`);
+  console.log(`  ${''.padEnd(7)} this: ${figures(latencies.this)}   (p50 ${(percentile(latencies.this, 50) / percentile(latencies.base, 50)).toFixed(2)}× base; same hits for ${same} of ${queries.length} queries)`);
+}
+for (const tree of Object.values(trees)) await tree.close();
+if (temporary) rmSync(indexDir, { recursive: true, force: true });
