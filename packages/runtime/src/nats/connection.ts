@@ -115,8 +115,8 @@ export async function connectNats({ url, name, logger, timeoutMs = 5_000, auth, 
   return nc;
 }
 
-/** How long a service waits between tries of its first connection, and between its log lines saying it still waits. */
-export const FIRST_CONNECT_RETRY_MS = 1_000;
+/** How long a service waiting for its first connection waits between tries, and between its log lines saying it still waits. */
+const FIRST_CONNECT_RETRY_MS = 1_000;
 const STILL_WAITING_LOG_MS = 30_000;
 
 /** Why no server could be reached, when trying again can help: refused, timed out, its name not (yet) in DNS. */

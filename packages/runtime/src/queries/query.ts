@@ -15,16 +15,17 @@ export interface QueryContext {
 
 export type QueryHandler<Req, Res> = (request: Req, context: QueryContext) => Promise<Res>;
 
-/**
- * Answers requests on `subject` in a queue group (one instance of the group answers each). Expected
- * failures travel as `{ ok: false, error }`; unexpected ones are logged and sent as `Internal`. A reply
- * larger than the server's `max_payload` is never published: the caller gets `ReplyTooLarge`.
- */
 /** How `serveQuery`'s answers begin when they hold a value (JSON.stringify keeps the keys' order), and end. */
 const VALUE_PREFIX = Buffer.from('{"ok":true,"value":');
 const VALUE_SUFFIX = Buffer.from('}');
 const CLOSING_BRACE = 0x7d;
 
+/**
+ * Answers requests on `subject` in a queue group (one instance of the group answers each). Expected
+ * failures travel as `{ ok: false, error }`; unexpected ones are logged and sent as `Internal`. A reply
+ * larger than the server's `max_payload` is never published: the caller gets `ReplyTooLarge`. A value
+ * the handler encoded itself ({@link EncodedJson}) goes out as it is.
+ */
 export function serveQuery<Req, Res>(
   nc: NatsConnection,
   {
@@ -89,7 +90,6 @@ export interface QueryOptions {
 export async function query<Req, Res>(nc: NatsConnection, subject: string, request: Req, options: QueryOptions = {}): Promise<Res> {
   return valueOf<Res>((await ask(nc, subject, request, options)).data);
 }
-
 
 /**
  * `query` for a caller that passes the value on without reading it (the gateway answering HTTP with
