@@ -174,6 +174,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
     titleWeight: config.SEARCH_TITLE_WEIGHT,
   };
   const encodedTexts = new EncodedTexts();
+  keyring.onShred(() => encodedTexts.clear());
   const subs = [serveMetrics(nc, 'indexer', instance, metrics), serveHealth(nc, 'indexer', instance, check)];
   if (searches) {
     subs.push(

@@ -161,6 +161,8 @@ describe('keyring (crypto-shredding)', () => {
   it('shred makes sealed data unreadable in every process and erases the key bytes from the store files', async () => {
     const ring = await Keyring.open(nc);
     const elsewhere = await Keyring.open(other);
+    let shredsSeenElsewhere = 0;
+    elsewhere.onShred(() => (shredsSeenElsewhere += 1));
     const m = randomUUID();
     await ring.create('p', m);
     const sealed = await ring.seal('p', m, Buffer.from('to be shredded'));
@@ -183,6 +185,8 @@ describe('keyring (crypto-shredding)', () => {
       return (await elsewhere.has('p', m)) === false;
     });
     await expect(elsewhere.open('p', m, sealed)).rejects.toBeInstanceOf(KeyErasedError);
+    // …and told whoever keeps memos' plaintext there (the indexer's encoded search texts).
+    expect(shredsSeenElsewhere).toBeGreaterThanOrEqual(1);
     expect(await ring.has('p', m)).toBe(false);
     // Shredding again is harmless; erased stays erased.
     await ring.shred('p', m);

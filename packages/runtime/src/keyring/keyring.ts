@@ -77,6 +77,7 @@ export class Keyring {
   private readonly cacheSize: number;
   private readonly deflate: boolean;
   private watching: { stop(): void } | undefined;
+  private readonly shredListeners: Array<() => void> = [];
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -107,9 +108,20 @@ export class Keyring {
     this.watching = watch;
     void (async () => {
       for await (const entry of watch) {
-        if (entry.operation !== 'PUT') this.cache.delete(entry.key);
+        if (entry.operation !== 'PUT') {
+          this.cache.delete(entry.key);
+          for (const listener of this.shredListeners) listener();
+        }
       }
     })().catch(() => undefined);
+  }
+
+  /**
+   * Calls `listener` whenever any process shreds a memo's key (after this process dropped the key):
+   * for what a service keeps of memos' plaintext in memory without knowing whose it is, to drop it.
+   */
+  onShred(listener: () => void): void {
+    this.shredListeners.push(listener);
   }
 
   /**

@@ -20,4 +20,14 @@ describe('EncodedTexts', () => {
     expect(texts.encode(huge)).not.toBe(texts.encode(huge));
     expect(texts.encode(huge).toString('utf8')).toBe(JSON.stringify(huge));
   });
+
+  it('forgets every text when cleared (a memo was erased)', () => {
+    const texts = new EncodedTexts();
+    const first = texts.encode('erased text');
+    texts.encode('another');
+    expect(texts.size).toBe(2);
+    texts.clear();
+    expect(texts.size).toBe(0);
+    expect(texts.encode('erased text')).not.toBe(first);
+  });
 });
