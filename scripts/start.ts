@@ -188,11 +188,12 @@ interface NatsChoice {
   own?: { host: string; port: number; storeDir: string; monitorPort?: number };
 }
 
-/** A port from the environment variable `name`, or undefined when it is unset. */
+/** Whether `n` is a TCP port number (1-65535). */
 function isPort(n: number): boolean {
   return Number.isInteger(n) && n > 0 && n < 65536;
 }
 
+/** A port from the environment variable `name`, or undefined when it is unset. */
 function portSetting(name: string): number | undefined {
   const raw = process.env[name];
   if (!raw) return undefined;
