@@ -5,7 +5,7 @@
  *   inner product or cosine, keeping only the best k as it goes; given a list of slots, only those
  *   rows, at a cost in proportion to the list. usearch's exactSearch, which it replaces, keeps every
  *   distance and sorts them all, at two to three times the cost per row (bench/search.bench.ts
- *   prints both).
+ *   prints both). And the full-precision query's estimates of chosen rows (their candidates).
  * - Sparse (native/sparse.c): BM25's top k over a project's postings by MaxScore, with the same
  *   arithmetic, in the same order, as the indexer's JS reference that scores every posting.
  *
@@ -33,6 +33,7 @@ interface Addon {
     sums: Float64Array,
     touched: Int32Array,
   ): Float64Array;
+  estimate(codes: Int8Array, dimension: number, scales: Float32Array, query: Float32Array, slots: Uint32Array, out: Float64Array): void;
   kernel(name?: string): string;
 }
 
@@ -76,6 +77,29 @@ export interface VectorScan {
 /** The slots of the `k` best rows, best first; equal scores rank the lower slot first. */
 export function scanTopK(s: VectorScan): Uint32Array {
   return load().scan(s.codes, s.total, s.dimension, s.query, s.k, s.cosine ?? false, s.slots);
+}
+
+/** Rows' estimates for a full-precision query: see {@link estimateRows}. */
+export interface RowEstimates {
+  codes: Int8Array;
+  dimension: number;
+  /** Each row's scale: its codes times its scale approximate its vector. */
+  scales: Float32Array;
+  query: Float32Array;
+  /** The rows to estimate, in any order (each with codes and a scale). */
+  slots: Uint32Array;
+  /** Where the estimates go, one per slot, in the slots' order. */
+  out: Float64Array;
+}
+
+/**
+ * Each slot's estimate: the full-precision query's inner product with the row's int8 codes, in
+ * double, times the row's scale (a cosine's estimate where vectors are unit length). The kernels
+ * add in the same order, so they give the same bits (native/scan.c, estimate_plain).
+ */
+export function estimateRows(e: RowEstimates): Float64Array {
+  load().estimate(e.codes, e.dimension, e.scales, e.query, e.slots, e.out);
+  return e.out;
 }
 
 /** The dot product kernel in use: the one the addon chose for this CPU at load (`avx2` or `plain`), unless switched. */

@@ -1,6 +1,6 @@
 import { seededRandom } from '@memex/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scanTopK, useVectorScanKernel, vectorScanKernel, type VectorScan } from './index';
+import { estimateRows, scanTopK, useVectorScanKernel, vectorScanKernel, type RowEstimates, type VectorScan } from './index';
 
 function codes(random: () => number, n: number): Int8Array {
   const out = new Int8Array(n);
@@ -136,5 +136,61 @@ describe.each(CHOSEN === 'plain' ? ['plain'] : [CHOSEN, 'plain'])('scanTopK with
     expect(() => scanTopK({ codes: block, total: 10, dimension: 0, query, k: 1 })).toThrow(/dimension must be/);
     expect(() => scanTopK({ codes: new Float32Array(40) as unknown as Int8Array, total: 10, dimension: 4, query, k: 1 })).toThrow(/codes must be an Int8Array/);
     expect(() => scanTopK({ codes: block, total: 10, dimension: 4, query, k: -1 })).toThrow(/k must be/);
+  });
+});
+
+describe('estimateRows', () => {
+  const kernels = CHOSEN === 'plain' ? ['plain'] : [CHOSEN, 'plain'];
+  afterAll(() => {
+    useVectorScanKernel(CHOSEN as 'avx2' | 'plain');
+  });
+
+  function floats(random: () => number, n: number): Float32Array {
+    return Float32Array.from({ length: n }, () => random() * 2 - 1);
+  }
+
+  /** Each slot's estimate in a plain loop (in another order of additions: equal within rounding). */
+  function reference(e: RowEstimates): number[] {
+    return Array.from(e.slots, (slot) => {
+      let dot = 0;
+      for (let d = 0; d < e.dimension; d++) dot += e.codes[slot * e.dimension + d]! * e.query[d]!;
+      return dot * e.scales[slot]!;
+    });
+  }
+
+  it.each([1, 7, 8, 9, 100, 384])('gives each listed row the query\'s inner product with its codes times its scale, the same bits with every kernel, at %i dimensions', (dimension) => {
+    const random = seededRandom(dimension + 1);
+    const rows = 500;
+    const block = codes(random, rows * dimension);
+    const scales = floats(random, rows);
+    // in any order, repeats allowed
+    const slots = Uint32Array.from({ length: 232 }, () => Math.floor(random() * rows));
+    const query = floats(random, dimension);
+    const byKernel = kernels.map((kernel) => {
+      useVectorScanKernel(kernel as 'avx2' | 'plain');
+      return estimateRows({ codes: block, dimension, scales, query, slots, out: new Float64Array(slots.length) });
+    });
+    const expected = reference({ codes: block, dimension, scales, query, slots, out: new Float64Array(0) });
+    byKernel[0]!.forEach((value, i) => expect(value).toBeCloseTo(expected[i]!, 9));
+    for (const other of byKernel.slice(1)) expect(other).toEqual(byKernel[0]);
+    // a repeated slot, the same value
+    const first = slots.indexOf(slots[0]!, 1);
+    if (first > 0) expect(byKernel[0]![first]).toBe(byKernel[0]![0]);
+  });
+
+  it('estimates nothing for no slots, and writes only the first slots.length values of out', () => {
+    const out = new Float64Array([7, 7, 7]);
+    const e = { codes: Int8Array.from([1, 2, 3, 4]), dimension: 2, scales: Float32Array.from([1, 0.5]), query: Float32Array.from([1, 1]) };
+    expect(Array.from(estimateRows({ ...e, slots: new Uint32Array(0), out }))).toEqual([7, 7, 7]);
+    expect(Array.from(estimateRows({ ...e, slots: Uint32Array.from([1]), out }))).toEqual([3.5, 7, 7]);
+  });
+
+  it('refuses slots past the codes or the scales, a query of another length, and too short an out', () => {
+    const e = { codes: new Int8Array(10 * 4), dimension: 4, scales: new Float32Array(8), query: new Float32Array(4), slots: Uint32Array.from([0]), out: new Float64Array(1) };
+    expect(() => estimateRows({ ...e, slots: Uint32Array.from([8]) })).toThrow(/slots must have codes and a scale/);
+    expect(() => estimateRows({ ...e, scales: new Float32Array(20), slots: Uint32Array.from([10]) })).toThrow(/slots must have codes and a scale/);
+    expect(() => estimateRows({ ...e, query: new Float32Array(3) })).toThrow(/query must hold dimension values/);
+    expect(() => estimateRows({ ...e, slots: Uint32Array.from([0, 1]) })).toThrow(/out must hold a value for each slot/);
+    expect(() => estimateRows({ ...e, query: new Float64Array(4) as unknown as Float32Array })).toThrow(/query must be a Float32Array/);
   });
 });

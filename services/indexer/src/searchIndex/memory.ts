@@ -16,7 +16,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import usearch from 'usearch';
-import { scanTopK, sparseTopK, type SparseTerm } from '@memex/vector-scan';
+import { estimateRows, scanTopK, sparseTopK, type SparseTerm } from '@memex/vector-scan';
 import { matchesFilters, type Filter, type FilterableMemo, type MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, idf, type EncodedDocument, type SparseVector } from '@memex/text';
 import type { CatalogEntry, ChunkCandidate } from './port';
@@ -1014,20 +1014,6 @@ export class ModelMemory {
     return x.memoId < y.memoId ? -1 : x.memoId > y.memoId ? 1 : x.index - y.index;
   }
 
-  /** The cosine of the full-precision query with a slot's int8 vector (an estimate). */
-  private estimate(query: Float32Array, slot: number): number {
-    const dim = this.dimension;
-    const codes = this.codes;
-    const base = slot * dim;
-    let dot = 0;
-    let d = 0;
-    for (; d + 3 < dim; d += 4) {
-      dot += codes[base + d]! * query[d]! + codes[base + d + 1]! * query[d + 1]! + codes[base + d + 2]! * query[d + 2]! + codes[base + d + 3]! * query[d + 3]!;
-    }
-    for (; d < dim; d++) dot += codes[base + d]! * query[d]!;
-    return dot * this.scales[slot]!;
-  }
-
   /**
    * Dense top-k in three stages: candidates (the graph's int8 × int8 neighbours, or every findable
    * slot), the best `limit + rescoreMargin` of them by the full-precision query against their int8
@@ -1103,12 +1089,19 @@ export class ModelMemory {
    */
   private rankDense(query: Float32Array, plan: DensePlan, candidates: readonly number[] | undefined, limit: number, exactTop: number, catalog: CatalogMemory): ChunkCandidate[] {
     const source: ArrayLike<number> = candidates ?? plan.slots;
-    const approximate = new TopK<number>(this.fullVectors ? plan.depth : limit, this.bySlot);
+    const live = new Uint32Array(source.length);
+    let n = 0;
     for (let i = 0; i < source.length; i++) {
       const slot = source[i]!;
-      if (this.slots[slot] === undefined) continue;
-      const score = this.estimate(query, slot);
-      if (score >= approximate.threshold) approximate.offer(score, slot);
+      if (this.slots[slot] !== undefined) live[n++] = slot;
+    }
+    // (the cosine of the full-precision query with each one's int8 vector: natively, ~8x a JS loop)
+    const slots = live.subarray(0, n);
+    const estimates = estimateRows({ codes: this.codes, dimension: this.dimension, scales: this.scales, query, slots, out: new Float64Array(n) });
+    const approximate = new TopK<number>(this.fullVectors ? plan.depth : limit, this.bySlot);
+    for (let i = 0; i < n; i++) {
+      const score = estimates[i]!;
+      if (score >= approximate.threshold) approximate.offer(score, slots[i]!);
     }
     let ranked = approximate.sorted();
     if (this.fullVectors) {
