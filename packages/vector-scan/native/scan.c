@@ -241,10 +241,13 @@ static void choose_kernel(void) {
 #endif
 }
 
-/* scan(codes: Int8Array, total, dimension, query: Int8Array, k, cosine: boolean, slots?: Uint32Array) -> Uint32Array */
+/*
+ * scan(codes: Int8Array, total, dimension, query: Int8Array, k, cosine: boolean, slots?: Uint32Array,
+ * unordered?: boolean) -> Uint32Array: the best k, best first, or in no order when `unordered`.
+ */
 static napi_value js_scan(napi_env env, napi_callback_info info) {
-  size_t argc = 7;
-  napi_value argv[7];
+  size_t argc = 8;
+  napi_value argv[8];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   if (argc < 6) return fail(env, "ERR_VECTOR_SCAN_ARGS", "scan(codes, total, dimension, query, k, cosine[, slots]) takes 6 or 7 arguments", 0);
 
@@ -263,6 +266,13 @@ static napi_value js_scan(napi_env env, napi_callback_info info) {
     if (kind != napi_undefined && kind != napi_null && !typed_array(env, argv[6], napi_uint32_array, &list, &list_length))
       return fail(env, "ERR_VECTOR_SCAN_ARGS", "slots must be a Uint32Array", 0);
   }
+  bool unordered = false;
+  if (argc >= 8) {
+    napi_valuetype kind;
+    napi_typeof(env, argv[7], &kind);
+    if (kind != napi_undefined && napi_get_value_bool(env, argv[7], &unordered) != napi_ok)
+      return fail(env, "ERR_VECTOR_SCAN_ARGS", "unordered must be a boolean", 0);
+  }
   if (query_length != dimension) return fail(env, "ERR_VECTOR_SCAN_ARGS", "query must hold dimension codes", 1);
   if (codes_length / dimension < total) return fail(env, "ERR_VECTOR_SCAN_ARGS", "codes must hold total * dimension codes", 1);
   /* Slots ascending (ties rank by slot: see SCAN_BODY) and below total (never a read past the codes). */
@@ -279,7 +289,7 @@ static napi_value js_scan(napi_env env, napi_callback_info info) {
   entry *kept = room > 0 ? malloc(room * sizeof(entry)) : NULL;
   if (room > 0 && !kept) return fail(env, "ERR_VECTOR_SCAN_MEMORY", "out of memory", 1);
   size_t n = k > 0 ? scan(codes, dimension, query, list, count, cosine, kept, room, k) : 0;
-  sort_best(kept, n);
+  if (!unordered) sort_best(kept, n);
 
   napi_value buffer, result;
   void *out;

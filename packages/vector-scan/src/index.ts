@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 export const VECTOR_SCAN_ADDON = 'vector_scan.node';
 
 interface Addon {
-  scan(codes: Int8Array, total: number, dimension: number, query: Int8Array, k: number, cosine: boolean, slots?: Uint32Array): Uint32Array;
+  scan(codes: Int8Array, total: number, dimension: number, query: Int8Array, k: number, cosine: boolean, slots?: Uint32Array, unordered?: boolean): Uint32Array;
   sparse(
     slots: Int32Array[],
     tfs: Uint16Array[],
@@ -72,11 +72,16 @@ export interface VectorScan {
   cosine?: boolean;
   /** Only these rows (ascending, each below `total`); every row when absent. */
   slots?: Uint32Array;
+  /** The k best in no order (for a caller that ranks them again): spares sorting them. */
+  unordered?: boolean;
 }
 
-/** The slots of the `k` best rows, best first; equal scores rank the lower slot first. */
+/**
+ * The slots of the `k` best rows, best first (unless `unordered`); equal scores rank the lower slot
+ * first, and which rows tie into the last places depends on that order alone.
+ */
 export function scanTopK(s: VectorScan): Uint32Array {
-  return load().scan(s.codes, s.total, s.dimension, s.query, s.k, s.cosine ?? false, s.slots);
+  return load().scan(s.codes, s.total, s.dimension, s.query, s.k, s.cosine ?? false, s.slots, s.unordered ?? false);
 }
 
 /** Rows' estimates for a full-precision query: see {@link estimateRows}. */

@@ -92,6 +92,28 @@ describe.each(CHOSEN === 'plain' ? ['plain'] : [CHOSEN, 'plain'])('scanTopK with
     }
   });
 
+  it('returns the same k rows in no particular order when unordered, ties included', () => {
+    const random = seededRandom(23);
+    const dimension = 16;
+    const total = 5_000;
+    // ten distinct rows repeated: the k-th place ties with hundreds of rows
+    const distinct = codes(random, 10 * dimension);
+    const block = new Int8Array(total * dimension);
+    for (let slot = 0; slot < total; slot++) {
+      const pick = Math.floor(random() * 10);
+      block.set(distinct.subarray(pick * dimension, (pick + 1) * dimension), slot * dimension);
+    }
+    const shuffled = codes(random, total * dimension);
+    for (const rows of [block, shuffled]) {
+      for (const k of [1, 10, 256, 1_200]) {
+        const s: VectorScan = { codes: rows, total, dimension, query: codes(random, dimension), k };
+        const unordered = Array.from(scanTopK({ ...s, unordered: true }));
+        expect(unordered).toHaveLength(k);
+        expect(unordered.sort((a, b) => a - b)).toEqual(reference(s).sort((a, b) => a - b));
+      }
+    }
+  });
+
   it('scans only the listed slots when given a list, and only the first total rows', () => {
     const random = seededRandom(11);
     const dimension = 100;

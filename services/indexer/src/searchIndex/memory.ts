@@ -1077,7 +1077,7 @@ export class ModelMemory {
   }
 
   /** A plan's candidates found in this thread: the graph's, the scan's, or (undefined) every findable slot. */
-  private candidatesHere(plan: DensePlan): number[] | undefined {
+  private candidatesHere(plan: DensePlan): ArrayLike<number> | undefined {
     return plan.graph ?? (plan.scan && this.scanFound(scanHere(this.codes, plan.scan), plan.scan, plan.mask));
   }
 
@@ -1087,7 +1087,7 @@ export class ModelMemory {
    * of those rescored with their full-precision vectors. Slots removed since the candidates were
    * found are skipped.
    */
-  private rankDense(query: Float32Array, plan: DensePlan, candidates: readonly number[] | undefined, limit: number, exactTop: number, catalog: CatalogMemory): ChunkCandidate[] {
+  private rankDense(query: Float32Array, plan: DensePlan, candidates: ArrayLike<number> | undefined, limit: number, exactTop: number, catalog: CatalogMemory): ChunkCandidate[] {
     const source: ArrayLike<number> = candidates ?? plan.slots;
     const live = new Uint32Array(source.length);
     let n = 0;
@@ -1171,7 +1171,8 @@ export class ModelMemory {
     const k = Math.min(slots.length, Math.max(2 * depth, SIMD_SCAN_MIN_CANDIDATES));
     const byProduct = codesShareNorm(this.dimension) && this.shrunk.size <= total * MAX_SHRUNK_SHARE;
     // (the list only where some slots are not findable: without one the scan reads every slot)
-    return { dimension: this.dimension, total, query: codes, k, cosine: !byProduct, ...(slots.length < total ? { slots } : {}) };
+    // (unordered: rankDense ranks them again by the float query, in an order of its own)
+    return { dimension: this.dimension, total, query: codes, k, cosine: !byProduct, unordered: true, ...(slots.length < total ? { slots } : {}) };
   }
 
 
@@ -1179,12 +1180,11 @@ export class ModelMemory {
    * A scan's slots (all findable: it scanned only those), with (when it ranked by inner product)
    * every findable slot whose codes were shrunk, which that order would put a little low.
    */
-  private scanFound(keys: Uint32Array, scan: ExactScan, mask: Uint8Array): number[] {
+  private scanFound(keys: Uint32Array, scan: ExactScan, mask: Uint8Array): ArrayLike<number> {
+    if (scan.cosine || this.shrunk.size === 0) return keys;
     const found = Array.from(keys);
-    if (!scan.cosine && this.shrunk.size > 0) {
-      const taken = new Set(found);
-      for (const slot of this.shrunk) if (mask[slot] === 1 && !taken.has(slot)) found.push(slot);
-    }
+    const taken = new Set(found);
+    for (const slot of this.shrunk) if (mask[slot] === 1 && !taken.has(slot)) found.push(slot);
     return found;
   }
 

@@ -32,7 +32,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 const { scan } = require(workerData.addon);
 parentPort.on('message', (m) => {
   try {
-    const keys = scan(m.codes, m.total, m.dimension, m.query, m.k, m.cosine === true, m.slots);
+    const keys = scan(m.codes, m.total, m.dimension, m.query, m.k, m.cosine === true, m.slots, m.unordered === true);
     parentPort.postMessage({ id: m.id, keys }, [keys.buffer]);
   } catch (error) {
     parentPort.postMessage({ id: m.id, error: String(error && error.message || error) });
