@@ -13,7 +13,8 @@
  * its own EmbeddedSearchIndex, ModelSet and hybridSearch (and its own native addon), the dense scan
  * in the searching thread. Every Cranfield and Vaswani query is searched `--rounds` times in each
  * tree, the trees' order alternating by round. Printed per ranking (hybrid, dense alone): p50, p10
- * and mean latency per tree, and how many queries both trees answered with the same hits.
+ * and mean latency per tree, and how many queries both trees answered with the same hits (chunks, in
+ * order), how many of those with the same distances to the bit, and the largest difference otherwise.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
@@ -110,10 +111,17 @@ const trees: Record<'base' | 'this', Tree> = { base: await openTree(BASE_ROOT), 
 console.log(`\nsearches over ${indexFile}, base ${BASE_ROOT} vs this tree ${REPO_ROOT}, ${queries.length} queries × ${ROUNDS} rounds each, alternating`);
 for (const ranking of ['hybrid', 'dense'] as const) {
   for (const tree of Object.values(trees)) for (const q of queries) await tree.search(q, ranking); // warm-up (and the rescoring caches)
+  // the same chunks in the same order, and of those, with distances the same to the bit
   let same = 0;
+  let sameDistances = 0;
+  let largestDifference = 0;
   for (const q of queries) {
     const [a, b] = [await trees.base.search(q, ranking), await trees.this.search(q, ranking)];
-    if (JSON.stringify(a.hits.map((h) => [h.chunkId, h.distance])) === JSON.stringify(b.hits.map((h) => [h.chunkId, h.distance]))) same += 1;
+    if (a.hits.length !== b.hits.length || a.hits.some((h, i) => h.chunkId !== b.hits[i]!.chunkId)) continue;
+    same += 1;
+    const difference = Math.max(0, ...a.hits.map((h, i) => Math.abs(h.distance - b.hits[i]!.distance)));
+    if (difference === 0) sameDistances += 1;
+    largestDifference = Math.max(largestDifference, difference);
   }
   const latencies: Record<'base' | 'this', number[]> = { base: [], this: [] };
   for (let round = 0; round < ROUNDS; round++) {
@@ -128,7 +136,7 @@ for (const ranking of ['hybrid', 'dense'] as const) {
   }
   const figures = (l: number[]) => `p50 ${percentile(l, 50).toFixed(3)} ms  p10 ${percentile(l, 10).toFixed(3)} ms  mean ${(l.reduce((s, x) => s + x, 0) / l.length).toFixed(3)} ms`;
   console.log(`  ${ranking.padEnd(7)} base: ${figures(latencies.base)}`);
-  console.log(`  ${''.padEnd(7)} this: ${figures(latencies.this)}   (p50 ${(percentile(latencies.this, 50) / percentile(latencies.base, 50)).toFixed(2)}× base; same hits for ${same} of ${queries.length} queries)`);
+  console.log(`  ${''.padEnd(7)} this: ${figures(latencies.this)}   (p50 ${(percentile(latencies.this, 50) / percentile(latencies.base, 50)).toFixed(2)}× base; same hits for ${same} of ${queries.length} queries, ${sameDistances} of them with the same distances${sameDistances < same ? `, the others within ${largestDifference.toExponential(1)}` : ''})`);
 }
 for (const tree of Object.values(trees)) await tree.close();
 if (temporary) rmSync(indexDir, { recursive: true, force: true });

@@ -34,6 +34,7 @@ interface Addon {
     touched: Int32Array,
   ): Float64Array;
   estimate(codes: Int8Array, dimension: number, scales: Float32Array, query: Float32Array, slots: Uint32Array, out: Float64Array): void;
+  exact(vectors: readonly (Uint16Array | Float32Array | undefined)[], query: Float32Array, out: Float64Array): void;
   kernel(name?: string): string;
 }
 
@@ -105,6 +106,17 @@ export interface RowEstimates {
 export function estimateRows(e: RowEstimates): Float64Array {
   load().estimate(e.codes, e.dimension, e.scales, e.query, e.slots, e.out);
   return e.out;
+}
+
+/**
+ * Each vector's inner product with the query, in double: a vector of halves (IEEE binary16 bits, as
+ * the index keeps full-precision vectors at rest; converted by F16C where the CPU has it) or of
+ * floats; NaN for a vector that is missing or not of the query's length. The kernels give the same
+ * bits, the same values as a plain loop but for a double's rounding (see native/scan.c).
+ */
+export function exactProducts(vectors: readonly (Uint16Array | Float32Array | undefined)[], query: Float32Array, out = new Float64Array(vectors.length)): Float64Array {
+  load().exact(vectors, query, out);
+  return out;
 }
 
 /** The dot product kernel in use: the one the addon chose for this CPU at load (`avx2` or `plain`), unless switched. */

@@ -1,6 +1,6 @@
 import { seededRandom } from '@memex/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { estimateRows, scanTopK, useVectorScanKernel, vectorScanKernel, type RowEstimates, type VectorScan } from './index';
+import { estimateRows, exactProducts, scanTopK, useVectorScanKernel, vectorScanKernel, type RowEstimates, type VectorScan } from './index';
 
 function codes(random: () => number, n: number): Int8Array {
   const out = new Int8Array(n);
@@ -214,5 +214,73 @@ describe('estimateRows', () => {
     expect(() => estimateRows({ ...e, query: new Float32Array(3) })).toThrow(/query must hold dimension values/);
     expect(() => estimateRows({ ...e, slots: Uint32Array.from([0, 1]) })).toThrow(/out must hold a value for each slot/);
     expect(() => estimateRows({ ...e, query: new Float64Array(4) as unknown as Float32Array })).toThrow(/query must be a Float32Array/);
+  });
+});
+
+describe('exactProducts', () => {
+  const kernels = CHOSEN === 'plain' ? ['plain'] : [CHOSEN, 'plain'];
+  afterAll(() => {
+    useVectorScanKernel(CHOSEN as 'avx2' | 'plain');
+  });
+
+  /** A half's value by its bits, from the definition of IEEE binary16. */
+  function halfValue(bits: number): number {
+    const sign = bits & 0x8000 ? -1 : 1;
+    const exponent = (bits >> 10) & 0x1f;
+    const fraction = bits & 0x3ff;
+    if (exponent === 0x1f) return fraction ? Number.NaN : sign * Number.POSITIVE_INFINITY;
+    return exponent === 0 ? sign * 2 ** -14 * (fraction / 1024) : sign * 2 ** (exponent - 15) * (1 + fraction / 1024);
+  }
+
+  it('reads every half exactly, subnormals, infinities and NaNs included, with every kernel', () => {
+    // each bit pattern alone in a vector of 9 (a block of 8 and a tail of 1), against a query of ones
+    const query = new Float32Array(9).fill(1);
+    for (const kernel of kernels) {
+      useVectorScanKernel(kernel as 'avx2' | 'plain');
+      for (const position of [0, 5, 8]) {
+        const vectors: Uint16Array[] = [];
+        for (let bits = 0; bits < 65_536; bits++) {
+          const v = new Uint16Array(9);
+          v[position] = bits;
+          vectors.push(v);
+        }
+        const out = exactProducts(vectors, query);
+        for (let bits = 0; bits < 65_536; bits++) {
+          const want = halfValue(bits);
+          if (Number.isNaN(want)) expect(out[bits]).toBeNaN();
+          else if (out[bits] !== want) expect([kernel, position, bits, out[bits]]).toEqual([kernel, position, bits, want]);
+        }
+      }
+    }
+  });
+
+  it.each([1, 8, 100, 384])('gives the inner product of halves and of floats with the query, the same bits with every kernel, at %i dimensions', (dimension) => {
+    const random = seededRandom(dimension + 7);
+    const query = Float32Array.from({ length: dimension }, () => random() * 2 - 1);
+    const floats = Array.from({ length: 30 }, () => Float32Array.from({ length: dimension }, () => random() * 2 - 1));
+    // halves of values in [-1, 1): sign, exponent 0..14, any fraction
+    const halves = Array.from({ length: 30 }, () => Uint16Array.from({ length: dimension }, () => (random() < 0.5 ? 0x8000 : 0) | (Math.floor(random() * 15) << 10) | Math.floor(random() * 1024)));
+    const plainDot = (v: ArrayLike<number>, value: (x: number) => number) => {
+      let dot = 0;
+      for (let d = 0; d < dimension; d++) dot += value(v[d]!) * query[d]!;
+      return dot;
+    };
+    const byKernel = kernels.map((kernel) => {
+      useVectorScanKernel(kernel as 'avx2' | 'plain');
+      return exactProducts([...halves, ...floats], query);
+    });
+    halves.forEach((v, i) => expect(byKernel[0]![i]).toBeCloseTo(plainDot(v, halfValue), 9));
+    floats.forEach((v, i) => expect(byKernel[0]![30 + i]).toBeCloseTo(plainDot(v, (x) => x), 9));
+    for (const other of byKernel.slice(1)) expect(other).toEqual(byKernel[0]);
+  });
+
+  it('gives NaN for a vector missing or of another length, and refuses a short out', () => {
+    const query = Float32Array.from([1, 2]);
+    const out = exactProducts([undefined, new Uint16Array(3), new Float32Array([0.5, 0.25]), new Float64Array(2) as unknown as Float32Array], query);
+    expect(Number.isNaN(out[0])).toBe(true);
+    expect(Number.isNaN(out[1])).toBe(true);
+    expect(out[2]).toBe(1);
+    expect(Number.isNaN(out[3])).toBe(true);
+    expect(() => exactProducts([new Float32Array(2)], query, new Float64Array(0))).toThrow(/out must hold a value for each vector/);
   });
 });

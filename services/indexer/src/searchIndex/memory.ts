@@ -16,11 +16,10 @@
  */
 import { LRUCache } from 'lru-cache';
 import usearch from 'usearch';
-import { estimateRows, scanTopK, sparseTopK, type SparseTerm } from '@memex/vector-scan';
+import { estimateRows, exactProducts, scanTopK, sparseTopK, type SparseTerm } from '@memex/vector-scan';
 import { matchesFilters, type Filter, type FilterableMemo, type MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, idf, type EncodedDocument, type SparseVector } from '@memex/text';
 import type { CatalogEntry, ChunkCandidate } from './port';
-import { halfTable } from './float16';
 import type { ExactScan, ScanThread } from './scanThread';
 import { TopK } from './topK';
 
@@ -143,8 +142,8 @@ export const DEFAULT_DENSE_OPTIONS: Readonly<DenseSearchOptions> = Object.freeze
 });
 
 /**
- * A chunk's vector for rescoring: float32, or IEEE halves as stored at rest (their values by
- * `halfTable`), kept as such so that a cache of them holds twice as many.
+ * A chunk's vector for rescoring: float32, or IEEE halves as stored at rest (the addon's
+ * exactProducts reads both), kept as such so that a cache of them holds twice as many.
  */
 export type FullVector = Float32Array | Uint16Array;
 
@@ -1107,8 +1106,15 @@ export class ModelMemory {
     if (this.fullVectors) {
       const top = new TopK<number>(limit, this.bySlot);
       const rescored = Math.min(ranked.length, Math.max(0, exactTop) + this.dense.rescoreMargin);
-      const full = this.rescoringVectors(ranked.slice(0, rescored).map(({ item }) => this.slots[item]!.chunkId));
-      ranked.forEach(({ score, item }, i) => top.offer(i < rescored ? (this.exact(query, full.get(this.slots[item]!.chunkId)) ?? score) : score, item));
+      const ids = ranked.slice(0, rescored).map(({ item }) => this.slots[item]!.chunkId);
+      const full = this.rescoringVectors(ids);
+      // (natively: F16C converts a vector's halves eight at a time, where a 256 KiB table in JS missed the cache)
+      const exact = exactProducts(ids.map((id) => full.get(id)), query);
+      ranked.forEach(({ score, item }, i) => {
+        const rescoredScore = i < rescored ? exact[i]! : Number.NaN;
+        // (a vector not read, or of another length, keeps its estimate)
+        top.offer(Number.isNaN(rescoredScore) ? score : rescoredScore, item);
+      });
       ranked = top.sorted();
     }
     return ranked.map(({ score, item }) => this.candidate(item, score, catalog));
@@ -1138,18 +1144,6 @@ export class ModelMemory {
     return found;
   }
 
-  /** The cosine with a chunk's full-precision vector, if it was read. */
-  private exact(query: Float32Array, full: FullVector | undefined): number | undefined {
-    if (!full || full.length !== this.dimension) return undefined;
-    let dot = 0;
-    if (full instanceof Uint16Array) {
-      const half = halfTable();
-      for (let d = 0; d < full.length; d++) dot += half[full[d]!]! * query[d]!;
-    } else {
-      for (let d = 0; d < full.length; d++) dot += full[d]! * query[d]!;
-    }
-    return dot;
-  }
 
   /**
    * An exact SIMD scan for the findable slots nearest the query: the native scan of
