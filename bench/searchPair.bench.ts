@@ -11,7 +11,7 @@
  * bench:search builds it) is built by this tree into `--index` (default: a temporary directory,
  * removed after) unless that directory already holds one this script built; each tree then opens the same file with
  * its own EmbeddedSearchIndex, ModelSet and hybridSearch (and its own native addon), the dense scan
- * in the searching thread. Every Cranfield and Vaswani query is searched `--rounds` times in each
+ * in the searching thread, rescoring vectors kept once read as the indexer keeps them by default. Every Cranfield and Vaswani query is searched `--rounds` times in each
  * tree, the trees' order alternating by round. Printed per ranking (hybrid, dense alone): p50, p10
  * and mean latency per tree, and how many queries both trees answered with the same hits (chunks, in
  * order), how many of those with the same distances to the bit, and the largest difference otherwise.
@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { chunkId, silentLogger } from '@memex/runtime';
 import { seededRandom } from '@memex/testing';
 import { termFrequencies } from '@memex/text';
+import { IndexerEnv } from '../services/indexer/src/config';
 import { loadEmbedder } from '../services/indexer/src/embedding/embedder';
 import { EmbeddedSearchIndex } from '../services/indexer/src/searchIndex/embedded';
 import { percentile } from './support/stats';
@@ -43,6 +44,8 @@ const CHUNKS = Number(values.chunks);
 const ROUNDS = Number(values.rounds);
 const MODEL = 'memex-glove-100d';
 const CHUNKS_PER_MEMO = 10;
+/** Rescoring vectors kept once read, as the indexer keeps them by default (INDEXER_VECTOR_CACHE_MB; the warm-up fills it). */
+const VECTOR_CACHE_BYTES = IndexerEnv.properties.INDEXER_VECTOR_CACHE_MB.default * 1024 * 1024;
 const evalFile = (collection: string, file: string) => readFileSync(path.join(REPO_ROOT, '..', 'shared', 'eval', collection, file), 'utf8').trim().split('\n');
 const queries = [...evalFile('cranfield', 'queries.jsonl'), ...evalFile('vaswani', 'queries.jsonl')].map((l) => (JSON.parse(l) as { text: string }).text);
 
@@ -94,7 +97,7 @@ async function openTree(root: string): Promise<Tree> {
     source('state/models.ts'),
   ]);
   const embedder = await load({ model: MODEL, modelsDir: path.join(root, 'models'), allowRemote: false });
-  const index = new Index(indexFile, { scanThread: false });
+  const index = new Index(indexFile, { scanThread: false, vectorCacheBytes: VECTOR_CACHE_BYTES });
   await index.openModel(MODEL, embedder.dimension);
   const projectId = readFileSync(projectFile, 'utf8');
   const models = new ModelSet(async () => embedder, index, silentLogger());
