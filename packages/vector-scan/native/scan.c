@@ -9,7 +9,8 @@
  * runs with AVX2 where the CPU has it (chosen at load), else as a plain loop the compiler
  * vectorizes for the target (SSE2 on x86-64, NEON on arm64).
  *
- * The addon's other function, the sparse (BM25) top k, is in sparse.c; this file registers both.
+ * Beside the scan, the estimates and products that rank its candidates by the full-precision query
+ * (estimate_plain, halves_plain). The sparse (BM25) top k is in sparse.c; this file registers them all.
  */
 #include "args.h"
 #include <stdint.h>
@@ -316,7 +317,7 @@ static napi_value js_scan(napi_env env, napi_callback_info info) {
   size_t argc = 8;
   napi_value argv[8];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc < 6) return fail(env, "ERR_VECTOR_SCAN_ARGS", "scan(codes, total, dimension, query, k, cosine[, slots]) takes 6 or 7 arguments", 0);
+  if (argc < 6) return fail(env, "ERR_VECTOR_SCAN_ARGS", "scan(codes, total, dimension, query, k, cosine[, slots[, unordered]]) takes 6 to 8 arguments", 0);
 
   void *codes, *query, *list = NULL;
   size_t codes_length, query_length, list_length = 0, total, dimension, k;

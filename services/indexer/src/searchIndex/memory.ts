@@ -1094,7 +1094,7 @@ export class ModelMemory {
       const slot = source[i]!;
       if (this.slots[slot] !== undefined) live[n++] = slot;
     }
-    // (the cosine of the full-precision query with each one's int8 vector: natively, ~8x a JS loop)
+    // (the cosine of the full-precision query with each one's int8 vector, natively: 232 in 8-12 µs against 38-62 µs in a JS loop)
     const slots = live.subarray(0, n);
     const estimates = estimateRows({ codes: this.codes, dimension: this.dimension, scales: this.scales, query, slots, out: new Float64Array(n) });
     const approximate = new TopK<number>(this.fullVectors ? plan.depth : limit, this.bySlot);
@@ -1108,7 +1108,7 @@ export class ModelMemory {
       const rescored = Math.min(ranked.length, Math.max(0, exactTop) + this.dense.rescoreMargin);
       const ids = ranked.slice(0, rescored).map(({ item }) => this.slots[item]!.chunkId);
       const full = this.rescoringVectors(ids);
-      // (natively: F16C converts a vector's halves eight at a time, where a 256 KiB table in JS missed the cache)
+      // (natively: F16C converts a vector's halves eight at a time, where JS looked each up in a 256 KiB table that misses the cache under load)
       const exact = exactProducts(ids.map((id) => full.get(id)), query);
       ranked.forEach(({ score, item }, i) => {
         const rescoredScore = i < rescored ? exact[i]! : Number.NaN;
