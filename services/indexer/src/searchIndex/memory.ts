@@ -1145,7 +1145,6 @@ export class ModelMemory {
     return found;
   }
 
-
   /**
    * An exact SIMD scan for the findable slots nearest the query: the native scan of
    * @memex/vector-scan over the findable slots' int8 vectors (the query quantized too), at a cost in
@@ -1169,7 +1168,6 @@ export class ModelMemory {
     // (unordered: rankDense ranks them again by the float query, in an order of its own)
     return { dimension: this.dimension, total, query: codes, k, cosine: !byProduct, unordered: true, ...(slots.length < total ? { slots } : {}) };
   }
-
 
   /**
    * A scan's slots (all findable: it scanned only those), with (when it ranked by inner product)
