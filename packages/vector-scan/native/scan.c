@@ -10,7 +10,7 @@
  * vectorizes for the target (SSE2 on x86-64, NEON on arm64).
  *
  * Beside the scan, the estimates and products that rank its candidates by the full-precision query
- * (estimate_plain, halves_plain). The sparse (BM25) top k is in sparse.c; this file registers them all.
+ * (PLAIN_DOT and its AVX2 twins). The sparse (BM25) top k is in sparse.c; this file registers them all.
  */
 #include "args.h"
 #include <stdint.h>
@@ -181,44 +181,31 @@ static size_t scan_plain(SCAN_ARGS) { SCAN_BODY(dot_plain) }
 __attribute__((target("avx2"))) static size_t scan_avx2(SCAN_ARGS) { SCAN_BODY(dot_avx2) }
 #endif
 
-/*
- * The float query's estimate of one row: its inner product with the row's int8 codes, in double
- * (the caller multiplies by the row's scale). Both kernels add in the same order, so they give the
- * same bits: eight lanes (dimension d in lane d % 8) over the whole blocks of 8, the lanes summed
- * as ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), then the last dimension % 8 one by one.
- * Each product (8 by 24 significant bits) is exact in double, and so is their sum while the
- * query's nonzero components span less than ~13 binary orders of magnitude (at 384 dimensions):
- * then the same values as the JS loop this replaced, which added in another order, and otherwise
- * within a double's rounding of them.
- */
-static double estimate_plain(const int8_t *row, const double *query, size_t n) {
-  double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  size_t d = 0;
-  for (; d + 8 <= n; d += 8)
-    for (size_t j = 0; j < 8; j++) a[j] += (double)row[d + j] * query[d + j];
-  double sum = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
-  for (; d < n; d++) sum += (double)row[d] * query[d];
-  return sum;
+/* The eight lanes of the dot products below, summed in their fixed order. */
+static inline double sum_lanes(const double a[8]) {
+  return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
 }
 
-#ifdef VECTOR_SCAN_X86
-__attribute__((target("avx2"))) static double estimate_avx2(const int8_t *row, const double *query, size_t n) {
-  __m256d a = _mm256_setzero_pd(), b = _mm256_setzero_pd();
-  size_t d = 0;
-  for (; d + 8 <= n; d += 8) {
-    __m128i c = _mm_loadl_epi64((const __m128i *)(row + d));
-    __m256d low = _mm256_cvtepi32_pd(_mm_cvtepi8_epi32(c));
-    __m256d high = _mm256_cvtepi32_pd(_mm_cvtepi8_epi32(_mm_srli_si128(c, 4)));
-    a = _mm256_add_pd(a, _mm256_mul_pd(low, _mm256_loadu_pd(query + d)));
-    b = _mm256_add_pd(b, _mm256_mul_pd(high, _mm256_loadu_pd(query + d + 4)));
+/*
+ * A row's inner product with a query of doubles, each component converted by VALUE: eight lanes
+ * (dimension d in lane d % 8) over the whole blocks of 8, summed by sum_lanes, then the last
+ * dimension % 8 one by one. The AVX2 kernels add in the same order, so every kernel gives the same
+ * bits. For an int8 row (8 by 24 significant bits) or a half's (11 by 24) each product is exact in
+ * double, and so is their sum while the query's nonzero components span less than ~13 binary orders
+ * of magnitude (at 384 dimensions): then the same values as the JS loops these replaced, which
+ * added in another order, and otherwise within a double's rounding of them.
+ */
+#define PLAIN_DOT(NAME, TYPE, VALUE)                                                                 \
+  static double NAME(const TYPE *row, const double *query, size_t n) {                               \
+    double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                          \
+    size_t d = 0;                                                                                    \
+    for (; d + 8 <= n; d += 8)                                                                       \
+      for (size_t j = 0; j < 8; j++) a[j] += (double)VALUE(row[d + j]) * query[d + j];               \
+    double sum = sum_lanes(a);                                                                       \
+    for (; d < n; d++) sum += (double)VALUE(row[d]) * query[d];                                      \
+    return sum;                                                                                      \
   }
-  __m256d s = _mm256_add_pd(a, b); /* lanes l0+l4, l1+l5, l2+l6, l3+l7 */
-  __m128d p = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
-  double sum = _mm_cvtsd_f64(p) + _mm_cvtsd_f64(_mm_unpackhi_pd(p, p));
-  for (; d < n; d++) sum += (double)row[d] * query[d];
-  return sum;
-}
-#endif
+#define AS_IS(x) (x)
 
 /* A half's value (IEEE binary16: 1 sign, 5 exponent, 10 fraction bits), exactly. */
 static inline float half_value(uint16_t h) {
@@ -240,21 +227,36 @@ static inline float half_value(uint16_t h) {
   return value;
 }
 
-/*
- * The query's inner product with a vector of halves, in double, added as estimate_plain adds (so
- * every kernel gives the same bits; the products, 11 by 24 significant bits, are exact).
- */
-static double halves_plain(const uint16_t *row, const double *query, size_t n) {
-  double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+/* The float query's estimate of an int8 row (the caller multiplies by the row's scale). */
+PLAIN_DOT(estimate_plain, int8_t, AS_IS)
+/* The query's product with a vector of halves, as the index stores full-precision vectors. */
+PLAIN_DOT(halves_plain, uint16_t, half_value)
+/* The query's product with a vector of floats. */
+PLAIN_DOT(floats_dot, float, AS_IS)
+
+#ifdef VECTOR_SCAN_X86
+/* sum_lanes of lanes 0-3 in a and 4-7 in b. */
+__attribute__((target("avx2"), always_inline)) static inline double sum_lanes_avx2(__m256d a, __m256d b) {
+  __m256d s = _mm256_add_pd(a, b); /* l0+l4, l1+l5, l2+l6, l3+l7 */
+  __m128d p = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
+  return _mm_cvtsd_f64(p) + _mm_cvtsd_f64(_mm_unpackhi_pd(p, p));
+}
+
+__attribute__((target("avx2"))) static double estimate_avx2(const int8_t *row, const double *query, size_t n) {
+  __m256d a = _mm256_setzero_pd(), b = _mm256_setzero_pd();
   size_t d = 0;
-  for (; d + 8 <= n; d += 8)
-    for (size_t j = 0; j < 8; j++) a[j] += (double)half_value(row[d + j]) * query[d + j];
-  double sum = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
-  for (; d < n; d++) sum += (double)half_value(row[d]) * query[d];
+  for (; d + 8 <= n; d += 8) {
+    __m128i c = _mm_loadl_epi64((const __m128i *)(row + d));
+    __m256d low = _mm256_cvtepi32_pd(_mm_cvtepi8_epi32(c));
+    __m256d high = _mm256_cvtepi32_pd(_mm_cvtepi8_epi32(_mm_srli_si128(c, 4)));
+    a = _mm256_add_pd(a, _mm256_mul_pd(low, _mm256_loadu_pd(query + d)));
+    b = _mm256_add_pd(b, _mm256_mul_pd(high, _mm256_loadu_pd(query + d + 4)));
+  }
+  double sum = sum_lanes_avx2(a, b);
+  for (; d < n; d++) sum += (double)row[d] * query[d];
   return sum;
 }
 
-#ifdef VECTOR_SCAN_X86
 /* With F16C, eight halves become floats in one instruction. */
 __attribute__((target("avx2,f16c"))) static double halves_avx2(const uint16_t *row, const double *query, size_t n) {
   __m256d a = _mm256_setzero_pd(), b = _mm256_setzero_pd();
@@ -264,23 +266,18 @@ __attribute__((target("avx2,f16c"))) static double halves_avx2(const uint16_t *r
     a = _mm256_add_pd(a, _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(x)), _mm256_loadu_pd(query + d)));
     b = _mm256_add_pd(b, _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)), _mm256_loadu_pd(query + d + 4)));
   }
-  __m256d s = _mm256_add_pd(a, b);
-  __m128d p = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
-  double sum = _mm_cvtsd_f64(p) + _mm_cvtsd_f64(_mm_unpackhi_pd(p, p));
+  double sum = sum_lanes_avx2(a, b);
   for (; d < n; d++) sum += (double)half_value(row[d]) * query[d];
   return sum;
 }
 #endif
 
-/* The query's inner product with a vector of floats, added as estimate_plain adds. */
-static double floats_dot(const float *row, const double *query, size_t n) {
-  double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  size_t d = 0;
-  for (; d + 8 <= n; d += 8)
-    for (size_t j = 0; j < 8; j++) a[j] += (double)row[d + j] * query[d + j];
-  double sum = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
-  for (; d < n; d++) sum += (double)row[d] * query[d];
-  return sum;
+/* A query's floats as doubles, for the dot products above (malloc'd; NULL when out of memory). */
+static double *widen(const float *query, size_t n) {
+  double *wide = malloc((n > 0 ? n : 1) * sizeof(double));
+  if (wide)
+    for (size_t d = 0; d < n; d++) wide[d] = query[d];
+  return wide;
 }
 
 typedef double (*halves_fn)(const uint16_t *row, const double *query, size_t n);
@@ -374,7 +371,7 @@ static napi_value js_scan(napi_env env, napi_callback_info info) {
 /*
  * estimate(codes: Int8Array, dimension, scales: Float32Array, query: Float32Array, slots: Uint32Array,
  * out: Float64Array): out[i] = the float query's inner product with row slots[i]'s codes, times
- * scales[slots[i]] (see estimate_plain).
+ * scales[slots[i]] (see PLAIN_DOT).
  */
 static napi_value js_estimate(napi_env env, napi_callback_info info) {
   size_t argc = 6;
@@ -395,9 +392,8 @@ static napi_value js_estimate(napi_env env, napi_callback_info info) {
   const uint32_t *slots = list;
   for (size_t i = 0; i < list_length; i++)
     if (slots[i] >= rows) return fail(env, "ERR_VECTOR_SCAN_ARGS", "slots must have codes and a scale", 1);
-  double *wide = malloc(dimension * sizeof(double));
+  double *wide = widen(query, dimension);
   if (!wide) return fail(env, "ERR_VECTOR_SCAN_MEMORY", "out of memory", 1);
-  for (size_t d = 0; d < dimension; d++) wide[d] = ((const float *)query)[d];
   for (size_t i = 0; i < list_length; i++) {
     size_t slot = slots[i];
     ((double *)out)[i] = estimate((const int8_t *)codes + slot * dimension, wide, dimension) * (double)((const float *)scales)[slot];
@@ -425,9 +421,8 @@ static napi_value js_exact(napi_env env, napi_callback_info info) {
   if (!typed_array(env, argv[1], napi_float32_array, &query, &dimension)) return fail(env, "ERR_VECTOR_SCAN_ARGS", "query must be a Float32Array", 0);
   if (!typed_array(env, argv[2], napi_float64_array, &out, &out_length)) return fail(env, "ERR_VECTOR_SCAN_ARGS", "out must be a Float64Array", 0);
   if (out_length < count) return fail(env, "ERR_VECTOR_SCAN_ARGS", "out must hold a value for each vector", 1);
-  double *wide = malloc((dimension > 0 ? dimension : 1) * sizeof(double));
+  double *wide = widen(query, dimension);
   if (!wide) return fail(env, "ERR_VECTOR_SCAN_MEMORY", "out of memory", 1);
-  for (size_t d = 0; d < dimension; d++) wide[d] = ((const float *)query)[d];
   for (uint32_t i = 0; i < count; i++) {
     napi_value element;
     bool is_typed = false;

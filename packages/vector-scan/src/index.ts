@@ -102,7 +102,7 @@ export interface RowEstimates {
 /**
  * Each slot's estimate: the full-precision query's inner product with the row's int8 codes, in
  * double, times the row's scale (a cosine's estimate where vectors are unit length). The kernels
- * add in the same order, so they give the same bits (native/scan.c, estimate_plain).
+ * add in the same order, so they give the same bits (native/scan.c, PLAIN_DOT).
  */
 export function estimateRows(e: RowEstimates): Float64Array {
   load().estimate(e.codes, e.dimension, e.scales, e.query, e.slots, e.out);
