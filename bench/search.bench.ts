@@ -22,7 +22,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import usearch from 'usearch';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -39,6 +38,7 @@ import { TopK } from '../services/indexer/src/searchIndex/topK';
 import { CatalogMemory, DEFAULT_DENSE_OPTIONS, ModelMemory, quantize, quantizeStored } from '../services/indexer/src/searchIndex/memory';
 import { IndexerEnv } from '../services/indexer/src/config';
 import { REPO_ROOT } from '../test/support/paths';
+import { evalQueryTexts, SENTENCE_TEAMS, sentenceMemo, vaswaniSentences, writeSentenceMemo } from './support/sentenceCorpus';
 import { percentile, printTable } from './support/stats';
 
 const { values } = parseArgs({
@@ -70,18 +70,10 @@ function rss(): number {
 }
 const { exactSearch, MetricKind } = usearch;
 const CHUNKS_PER_MEMO = 10;
-const TEAMS = 50;
 const MODEL = 'memex-glove-100d';
 
-const sentences = readFileSync(path.join(REPO_ROOT, '..', 'shared', 'eval', 'vaswani', 'corpus.jsonl'), 'utf8')
-  .trim()
-  .split('\n')
-  .flatMap((l) => (JSON.parse(l) as { text: string }).text.split(/(?<=\.)\s+/))
-  .filter((s) => s.length > 30);
-const queries = [
-  ...readFileSync(path.join(REPO_ROOT, '..', 'shared', 'eval', 'cranfield', 'queries.jsonl'), 'utf8').trim().split('\n'),
-  ...readFileSync(path.join(REPO_ROOT, '..', 'shared', 'eval', 'vaswani', 'queries.jsonl'), 'utf8').trim().split('\n'),
-].map((l) => (JSON.parse(l) as { text: string }).text);
+const sentences = vaswaniSentences();
+const queries = evalQueryTexts();
 
 const dir = tempDir('memex-search-bench-');
 const dense = {
@@ -112,40 +104,12 @@ const stalls = monitorEventLoopDelay({ resolution: 5 });
 stalls.enable();
 for (let m = 0; built < CHUNKS; m++) {
   const memoId = randomUUID();
-  const team = `team-${m % TEAMS}`;
-  await index.applyCatalog({
-    memoId,
-    projectId,
-    version: 1,
-    memo: {
-      projectId,
-      memoId,
-      revision: 1,
-      title: `Memo ${m}`,
-      summary: '',
-      source: null,
-      clientReferenceId: null,
-      memoType: 'text',
-      tags: [],
-      metadata: { team },
-      archived: false,
-      expirationDate: null,
-    },
+  const { dense } = await writeSentenceMemo(index, embedder, MODEL, { projectId, memoId, ordinal: m, chunks: Math.min(CHUNKS_PER_MEMO, CHUNKS - built), sentences, random });
+  dense.forEach((vector, i) => {
+    allVectors.set(vector, (built + i) * embedder.dimension);
+    chunkIds.push(chunkId(memoId, 1, i));
   });
-  const texts = Array.from({ length: Math.min(CHUNKS_PER_MEMO, CHUNKS - built) }, () =>
-    Array.from({ length: 3 }, () => sentences[Math.floor(random() * sentences.length)]!).join(' '),
-  );
-  const dense = await embedder.embed(texts, 'document');
-  await index.putChunks(
-    MODEL,
-    { memoId, projectId, revision: 1 },
-    texts.map((content, i) => {
-      allVectors.set(dense[i]!, (built + i) * embedder.dimension);
-      chunkIds.push(chunkId(memoId, 1, i));
-      return { chunkId: chunkId(memoId, 1, i), index: i, content, dense: dense[i]!, terms: termFrequencies(content) };
-    }),
-  );
-  built += texts.length;
+  built += dense.length;
   // As the indexer takes each batch of events in its own turn of the event loop.
   await new Promise((resolve) => setImmediate(resolve));
 }
@@ -183,7 +147,7 @@ const measure = (label: string, run: (q: string) => unknown) => measureOver(labe
 /** Writes one memo of 10 chunks to `on`, as the indexer takes one. */
 async function writeMemo(on: EmbeddedSearchIndex): Promise<void> {
   const memoId = randomUUID();
-  await on.applyCatalog({ memoId, projectId, version: 1, memo: { projectId, memoId, revision: 1, title: 'Written during searches', summary: '', source: null, clientReferenceId: null, memoType: 'text', tags: [], metadata: {}, archived: false, expirationDate: null } });
+  await on.applyCatalog({ memoId, projectId, version: 1, memo: sentenceMemo(projectId, memoId, 'Written during searches') });
   const texts = Array.from({ length: CHUNKS_PER_MEMO }, () => sentences[Math.floor(random() * sentences.length)]!);
   const vectors = await embedder.embed(texts, 'document');
   await on.putChunks(MODEL, { memoId, projectId, revision: 1 }, texts.map((content, i) => ({ chunkId: chunkId(memoId, 1, i), index: i, content, dense: vectors[i]!, terms: termFrequencies(content) })));
@@ -297,7 +261,7 @@ const rows: [string, string][] = [
   await whileWriting(index, () => measureConcurrent('hybrid search, 4 at once while a memo of 10 chunks is indexed every 20 ms', 4, hybrid(index))),
   await whileWriting(inline, () => measureConcurrent('  the same, dense scan in the searching thread', 4, hybrid(inline))),
   await afterEachWrite('hybrid search, each the first after a memo of 10 chunks is written (dense scan in the searching thread)', inline, hybrid(inline)),
-  await measure(`hybrid search, filter selecting 1/${TEAMS} of memos`, (q) =>
+  await measure(`hybrid search, filter selecting 1/${SENTENCE_TEAMS} of memos`, (q) =>
     hybridSearch(index, models, { projectId, query: q, filters: selective, limit: 10 }, options),
   ),
   await measure('dense ranking only, no filter', (q) => hybridSearch(index, models, { projectId, query: q, filters: [], limit: 10, ranking: 'dense' }, options)),

@@ -21,12 +21,12 @@ import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { chunkId, silentLogger } from '@memex/runtime';
+import { silentLogger } from '@memex/runtime';
 import { seededRandom } from '@memex/testing';
-import { termFrequencies } from '@memex/text';
 import { IndexerEnv } from '../services/indexer/src/config';
 import { loadEmbedder } from '../services/indexer/src/embedding/embedder';
 import { EmbeddedSearchIndex } from '../services/indexer/src/searchIndex/embedded';
+import { evalQueryTexts, vaswaniSentences, writeSentenceMemo } from './support/sentenceCorpus';
 import { percentile } from './support/stats';
 
 const { values } = parseArgs({
@@ -46,8 +46,7 @@ const MODEL = 'memex-glove-100d';
 const CHUNKS_PER_MEMO = 10;
 /** Rescoring vectors kept once read, as the indexer keeps them by default (INDEXER_VECTOR_CACHE_MB; the warm-up fills it). */
 const VECTOR_CACHE_BYTES = IndexerEnv.properties.INDEXER_VECTOR_CACHE_MB.default * 1024 * 1024;
-const evalFile = (collection: string, file: string) => readFileSync(path.join(REPO_ROOT, '..', 'shared', 'eval', collection, file), 'utf8').trim().split('\n');
-const queries = [...evalFile('cranfield', 'queries.jsonl'), ...evalFile('vaswani', 'queries.jsonl')].map((l) => (JSON.parse(l) as { text: string }).text);
+const queries = evalQueryTexts();
 
 const indexDir = values.index ? path.resolve(values.index) : path.join(tmpdir(), `memex-search-pair-${process.pid}`);
 const indexFile = path.join(indexDir, 'index.db');
@@ -57,9 +56,7 @@ const temporary = !values.index;
 
 async function build(): Promise<void> {
   mkdirSync(indexDir, { recursive: true });
-  const sentences = evalFile('vaswani', 'corpus.jsonl')
-    .flatMap((l) => (JSON.parse(l) as { text: string }).text.split(/(?<=\.)\s+/))
-    .filter((s) => s.length > 30);
+  const sentences = vaswaniSentences();
   const embedder = await loadEmbedder({ model: MODEL, modelsDir: path.join(REPO_ROOT, 'models'), allowRemote: false });
   const index = new EmbeddedSearchIndex(indexFile, { scanThread: false });
   await index.openModel(MODEL, embedder.dimension);
@@ -67,12 +64,7 @@ async function build(): Promise<void> {
   const random = seededRandom(7);
   const started = Date.now();
   for (let m = 0, built = 0; built < CHUNKS; m++) {
-    const memoId = randomUUID();
-    const memo = { projectId, memoId, revision: 1, title: `Memo ${m}`, summary: '', source: null, clientReferenceId: null, memoType: 'text' as const, tags: [], metadata: { team: `team-${m % 50}` }, archived: false, expirationDate: null };
-    await index.applyCatalog({ memoId, projectId, version: 1, memo });
-    const texts = Array.from({ length: Math.min(CHUNKS_PER_MEMO, CHUNKS - built) }, () => Array.from({ length: 3 }, () => sentences[Math.floor(random() * sentences.length)]!).join(' '));
-    const dense = await embedder.embed(texts, 'document');
-    await index.putChunks(MODEL, { memoId, projectId, revision: 1 }, texts.map((content, i) => ({ chunkId: chunkId(memoId, 1, i), index: i, content, dense: dense[i]!, terms: termFrequencies(content) })));
+    const { texts } = await writeSentenceMemo(index, embedder, MODEL, { projectId, memoId: randomUUID(), ordinal: m, chunks: Math.min(CHUNKS_PER_MEMO, CHUNKS - built), sentences, random });
     built += texts.length;
   }
   await index.graphsBuilt();
