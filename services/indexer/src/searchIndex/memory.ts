@@ -1102,23 +1102,22 @@ export class ModelMemory {
       const score = estimates[i]!;
       if (score >= approximate.threshold) approximate.offer(score, slots[i]!);
     }
-    if (!this.fullVectors) return approximate.sorted().map(({ score, item }) => this.candidate(item, score, catalog));
-    // The best `exactTop + rescoreMargin` by estimate are rescored; which they are is all that
-    // matters (the last ranking is by the new scores), so neither list is sorted before it.
-    const kept = approximate.kept();
-    const best = new TopK<number>(Math.max(0, exactTop) + this.dense.rescoreMargin, this.bySlot);
-    for (let i = 0; i < kept.items.length; i++) best.offer(kept.scores[i]!, kept.items[i]!);
-    const chosen = best.kept().items;
-    const ids = chosen.map((slot) => this.slots[slot]!.chunkId);
-    const full = this.rescoringVectors(ids);
-    // (natively: F16C converts a vector's halves eight at a time, where JS looked each up in a 256 KiB table that misses the cache under load)
-    const exact = exactProducts(ids.map((id) => full.get(id)), query);
-    const rescored = new Map<number, number>();
-    // (a vector not read, or of another length, keeps its estimate)
-    for (let i = 0; i < chosen.length; i++) if (!Number.isNaN(exact[i]!)) rescored.set(chosen[i]!, exact[i]!);
-    const top = new TopK<number>(limit, this.bySlot);
-    for (let i = 0; i < kept.items.length; i++) top.offer(rescored.get(kept.items[i]!) ?? kept.scores[i]!, kept.items[i]!);
-    return top.sorted().map(({ score, item }) => this.candidate(item, score, catalog));
+    let ranked = approximate.sorted();
+    if (this.fullVectors) {
+      const top = new TopK<number>(limit, this.bySlot);
+      const rescored = Math.min(ranked.length, Math.max(0, exactTop) + this.dense.rescoreMargin);
+      const ids = ranked.slice(0, rescored).map(({ item }) => this.slots[item]!.chunkId);
+      const full = this.rescoringVectors(ids);
+      // (natively: F16C converts a vector's halves eight at a time, where JS looked each up in a 256 KiB table that misses the cache under load)
+      const exact = exactProducts(ids.map((id) => full.get(id)), query);
+      ranked.forEach(({ score, item }, i) => {
+        const rescoredScore = i < rescored ? exact[i]! : Number.NaN;
+        // (a vector not read, or of another length, keeps its estimate)
+        top.offer(Number.isNaN(rescoredScore) ? score : rescoredScore, item);
+      });
+      ranked = top.sorted();
+    }
+    return ranked.map(({ score, item }) => this.candidate(item, score, catalog));
   }
 
   /** Full-precision vectors by chunk id: those kept in memory, the others read (and kept). */

@@ -43,14 +43,6 @@ export class TopK<T> {
   }
 
   /**
-   * The items kept and their scores, in no useful order (the heap's): the arrays themselves, valid
-   * until the next offer. For a caller that needs which items were kept, not their order.
-   */
-  kept(): { readonly scores: readonly number[]; readonly items: readonly T[] } {
-    return { scores: this.scores, items: this.items };
-  }
-
-  /**
    * Best first. A heapsort of a copy: the root, the worst kept, goes to the end, then the worst of
    * the rest before it, and so on. (Array.prototype.sort with a comparator took ~0.3 µs an item:
    * 71-88 µs for the 232 estimates of a dense search, against ~30 µs this way.)
