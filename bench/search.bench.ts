@@ -331,7 +331,7 @@ async function synthetic(n: number, dim: number): Promise<void> {
   const catalog = new CatalogMemory();
   const project = 'synthetic';
   const before = rss() + floats.byteLength; // the float store is committed as it is written
-  const memory = new ModelMemory(dim, 1024, { dense, fullVectors: (ids) => new Map(ids.map((id) => [id, floats.slice(Number(id.slice(2)) * dim, (Number(id.slice(2)) + 1) * dim)])) });
+  const memory = new ModelMemory(dim, 1024, { dense, fullVectors: (chunks) => new Map(chunks.map(({ chunkId: id }) => [id, floats.slice(Number(id.slice(2)) * dim, (Number(id.slice(2)) + 1) * dim)])) });
   memory.beginBulkLoad();
   const started = performance.now();
   const perMemo = 10;

@@ -5,14 +5,15 @@
  * same query through both trees a moment apart does not).
  *
  *   git worktree add ../base <rev> && (cd ../base && pnpm install --frozen-lockfile --offline)
- *   pnpm bench:search-pair --base ../base [--chunks 100000] [--rounds 5] [--index <dir>]
+ *   pnpm bench:search-pair --base ../base [--chunks 100000] [--rounds 5] [--index <dir>] [--vector-cache-mb <MiB>]
  *
  * The index (`--chunks` chunks of Vaswani sentences, 10 a memo, the offline 100-d model, built by
  * bench:search's builder, support/sentenceCorpus.ts) is built by this tree into `--index` (default:
  * a temporary directory, removed after) unless that directory already holds one this script built.
  * Each tree then opens the same file with its own EmbeddedSearchIndex, ModelSet and hybridSearch
  * (and its own native addon), the dense scan in the searching thread, rescoring vectors kept once
- * read as the indexer keeps them by default. Every Cranfield and Vaswani query is searched
+ * read as the indexer keeps them by default (`--vector-cache-mb 0`: none kept, every search reads
+ * its rescored vectors from SQLite, as a large index does for queries unlike those before). Every Cranfield and Vaswani query is searched
  * `--rounds` times in each tree, the trees' order alternating by round. Printed per ranking (hybrid,
  * dense alone): p50, p10 and mean latency per tree, and how many queries both trees answered with
  * the same hits (chunks, in order), how many of those with the same distances to the bit, and the
@@ -39,9 +40,10 @@ const { values } = parseArgs({
     chunks: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '5' },
     index: { type: 'string' },
+    'vector-cache-mb': { type: 'string' },
   },
 });
-if (!values.base) throw new Error('usage: pnpm bench:search-pair --base <another checkout, installed> [--chunks 100000] [--rounds 5] [--index <dir>]');
+if (!values.base) throw new Error('usage: pnpm bench:search-pair --base <another checkout, installed> [--chunks 100000] [--rounds 5] [--index <dir>] [--vector-cache-mb <MiB>]');
 const REPO_ROOT = path.resolve(import.meta.dirname, '..');
 const BASE_ROOT = path.resolve(values.base);
 const CHUNKS = Number(values.chunks);
@@ -49,7 +51,7 @@ const ROUNDS = Number(values.rounds);
 const MODEL = 'memex-glove-100d';
 const CHUNKS_PER_MEMO = 10;
 /** Rescoring vectors kept once read, as the indexer keeps them by default (INDEXER_VECTOR_CACHE_MB; the warm-up fills it). */
-const VECTOR_CACHE_BYTES = IndexerEnv.properties.INDEXER_VECTOR_CACHE_MB.default * 1024 * 1024;
+const VECTOR_CACHE_BYTES = Number(values['vector-cache-mb'] ?? IndexerEnv.properties.INDEXER_VECTOR_CACHE_MB.default) * 1024 * 1024;
 const queries = evalQueryTexts();
 
 const indexDir = values.index ? path.resolve(values.index) : path.join(tmpdir(), `memex-search-pair-${process.pid}`);
@@ -107,7 +109,7 @@ async function openTree(root: string): Promise<Tree> {
 
 if (!existsSync(projectFile)) await build();
 const trees: Record<'base' | 'this', Tree> = { base: await openTree(BASE_ROOT), this: await openTree(REPO_ROOT) };
-console.log(`\nsearches over ${indexFile}, base ${BASE_ROOT} vs this tree ${REPO_ROOT}, ${queries.length} queries × ${ROUNDS} rounds each, alternating`);
+console.log(`\nsearches over ${indexFile}, base ${BASE_ROOT} vs this tree ${REPO_ROOT}, ${queries.length} queries × ${ROUNDS} rounds each, alternating, rescoring vectors kept: ${VECTOR_CACHE_BYTES / 1024 / 1024} MiB`);
 for (const ranking of ['hybrid', 'dense'] as const) {
   for (const tree of Object.values(trees)) for (const q of queries) await tree.search(q, ranking); // warm-up (and the rescoring caches)
   // the same chunks in the same order, and of those, with distances the same to the bit

@@ -335,6 +335,58 @@ describe('embedded search index on disk', () => {
     dir.remove();
   });
 
+  it('reads rescoring vectors by the rows their chunks were loaded from, and by id where a row is no longer its chunk\'s', async () => {
+    const dir = tempDir('memex-index-');
+    const path = join(dir.path, 'index.db');
+    const p = randomUUID();
+    const dimension = 64;
+    let seed = 5;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31) * 2 - 1;
+    const vectors = Array.from({ length: 30 }, () => {
+      const x = Float32Array.from({ length: dimension }, random);
+      const norm = Math.hypot(...x);
+      return x.map((c) => c / norm);
+    });
+    const memos = vectors.map(() => randomUUID());
+    const index = new EmbeddedSearchIndex(path);
+    await index.openModel('m', dimension);
+    for (const [i, memoId] of memos.entries()) {
+      await index.applyCatalog({ memoId, projectId: p, version: 1, memo: attrs(p, memoId) });
+      await index.putChunks('m', { memoId, projectId: p, revision: 1 }, [
+        { chunkId: chunkId(memoId, 1, 0), index: 0, content: `chunk ${i}`, dense: vectors[i]!, terms: termFrequencies(`chunk ${i}`) },
+      ]);
+    }
+    // Which statements read vectors (no cache here: every search reads its rescored vectors).
+    const raw = new Database(path);
+    const statement = Object.getPrototypeOf(raw.prepare('SELECT 1')) as { iterate: (...args: unknown[]) => unknown };
+    const iterate = vi.spyOn(statement, 'iterate');
+    const reads = () => iterate.mock.contexts.map((c) => (c as { source: string }).source).filter((sql) => sql.includes('dense FROM chunks'));
+    const selfFirst = async () => {
+      for (const [i, vector] of vectors.entries()) {
+        const [best, next] = await index.searchDense('m', vector, { projectId: p, filters: [], limit: 2 });
+        expect(best?.memoId).toBe(memos[i]);
+        expect(best!.score).toBeGreaterThan(1 - 2e-3);
+        expect(best!.score).toBeGreaterThan(next!.score);
+      }
+    };
+    try {
+      await selfFirst();
+      expect(reads().length).toBe(vectors.length);
+      expect(reads().every((sql) => sql.includes('rowid IN'))).toBe(true);
+      // Every row moved one place without the index's change log (as a VACUUM may renumber them):
+      // each chunk's old rowid is now another chunk's row, or none.
+      raw.exec('UPDATE chunks SET rowid = -rowid; UPDATE chunks SET rowid = 1 - rowid');
+      iterate.mockClear();
+      await selfFirst();
+      expect(reads().some((sql) => sql.includes('chunk_id IN'))).toBe(true);
+    } finally {
+      iterate.mockRestore();
+      raw.close();
+      await index.close();
+      dir.remove();
+    }
+  });
+
   it('writes rows as earlier versions did with compact: false (for a rolling upgrade), and reads them back the same', async () => {
     const dir = tempDir('memex-index-');
     const path = join(dir.path, 'index.db');

@@ -69,7 +69,15 @@ export interface StoredChunk {
   revision: number;
   index: number;
   content: string;
+  /**
+   * Where the chunk's row is in its store (the embedded index's SQLite rowid), if it has one, so that
+   * `fullVectors` reads its vector there instead of looking its id up: -1 when it has none.
+   */
+  row: number;
 }
+
+/** A chunk as added: its row where it has one (see {@link StoredChunk.row}). */
+export type NewChunk = Omit<StoredChunk, 'row'> & { row?: number };
 
 /** One term's postings in one project: slots ascending, with the term's frequency in each. */
 interface Postings {
@@ -161,7 +169,7 @@ export interface ModelMemoryOptions {
    * Chunks' full-precision vectors (from disk, in one read), for the final rescoring: by chunk id,
    * absent when unreadable. Without it, int8 estimates are final.
    */
-  fullVectors?: (chunkIds: readonly string[]) => Map<string, FullVector>;
+  fullVectors?: (chunks: readonly StoredChunk[]) => Map<string, FullVector>;
   /**
    * Bytes of full-precision vectors kept in memory once read for rescoring, the least recently used
    * dropped first (none by default: every one read from disk; the indexer's INDEXER_VECTOR_CACHE_MB).
@@ -698,7 +706,7 @@ export class ModelMemory {
   }
 
   /** Adds a chunk with its vector and its term frequencies (`termFrequencies` of its text). */
-  add(chunk: StoredChunk, dense: Float32Array, terms: EncodedDocument): void {
+  add(chunk: NewChunk, dense: Float32Array, terms: EncodedDocument): void {
     const dim = this.dimension;
     if (dense.length !== dim) {
       throw new Error(`vector of dimension ${dense.length} for a model of dimension ${dim}`);
@@ -722,6 +730,7 @@ export class ModelMemory {
       revision: chunk.revision,
       index: chunk.index,
       content: chunk.content,
+      row: chunk.row ?? -1,
     };
     this.slots.push(stored);
     const list = this.byMemo.get(chunk.memoId);
@@ -1106,10 +1115,10 @@ export class ModelMemory {
     if (this.fullVectors) {
       const top = new TopK<number>(limit, this.bySlot);
       const rescored = Math.min(ranked.length, Math.max(0, exactTop) + this.dense.rescoreMargin);
-      const ids = ranked.slice(0, rescored).map(({ item }) => this.slots[item]!.chunkId);
-      const full = this.rescoringVectors(ids);
+      const chunks = ranked.slice(0, rescored).map(({ item }) => this.slots[item]!);
+      const full = this.rescoringVectors(chunks);
       // (natively: F16C converts a vector's halves eight at a time, where JS looked each up in a 256 KiB table that misses the cache under load)
-      const exact = exactProducts(ids.map((id) => full.get(id)), query);
+      const exact = exactProducts(chunks.map((c) => full.get(c.chunkId)), query);
       ranked.forEach(({ score, item }, i) => {
         const rescoredScore = i < rescored ? exact[i]! : Number.NaN;
         // (a vector not read, or of another length, keeps its estimate)
@@ -1121,18 +1130,18 @@ export class ModelMemory {
   }
 
   /** Full-precision vectors by chunk id: those kept in memory, the others read (and kept). */
-  private rescoringVectors(chunkIds: readonly string[]): Map<string, FullVector> {
+  private rescoringVectors(chunks: readonly StoredChunk[]): Map<string, FullVector> {
     const cache = this.recentVectors;
     if (!cache) {
-      this.vectorsRead += chunkIds.length;
-      return this.fullVectors!(chunkIds);
+      this.vectorsRead += chunks.length;
+      return this.fullVectors!(chunks);
     }
     const found = new Map<string, FullVector>();
-    const missing: string[] = [];
-    for (const id of chunkIds) {
-      const v = cache.get(id);
-      if (v) found.set(id, v);
-      else missing.push(id);
+    const missing: StoredChunk[] = [];
+    for (const chunk of chunks) {
+      const v = cache.get(chunk.chunkId);
+      if (v) found.set(chunk.chunkId, v);
+      else missing.push(chunk);
     }
     if (missing.length > 0) {
       this.vectorsRead += missing.length;

@@ -382,7 +382,7 @@ describe('ModelMemory dense search with an HNSW graph', () => {
     const catalog = new CatalogMemory();
     const vectors = new Map<string, Float32Array>();
     let reads = 0;
-    const memory = new ModelMemory(dim, 1024, { fullVectors: (ids) => ((reads += ids.length), new Map(ids.flatMap((id) => (vectors.has(id) ? [[id, vectors.get(id)!]] : [])))) });
+    const memory = new ModelMemory(dim, 1024, { fullVectors: (chunks) => ((reads += chunks.length), new Map(chunks.flatMap(({ chunkId: id }) => (vectors.has(id) ? [[id, vectors.get(id)!]] : [])))) });
     for (let m = 0; m < 500; m++) {
       const memoId = `memo-${String(m).padStart(4, '0')}`;
       catalog.set({ memoId, projectId: 'p', version: 1, memo: attrs('p', memoId) });
@@ -409,7 +409,7 @@ describe('ModelMemory dense search with an HNSW graph', () => {
     const budget = 40; // vectors kept at most
     const memory = new ModelMemory(dim, 1024, {
       vectorCacheBytes: budget * dim * 4,
-      fullVectors: (ids) => (read.push(...ids), new Map(ids.map((id) => [id, vectors.get(id)!]))),
+      fullVectors: (chunks) => (read.push(...chunks.map((c) => c.chunkId)), new Map(chunks.map(({ chunkId: id }) => [id, vectors.get(id)!]))),
     });
     const put = (m: number, v: Float32Array) => {
       const memoId = `memo-${String(m).padStart(4, '0')}`;
@@ -455,11 +455,11 @@ describe('ModelMemory dense search with an HNSW graph', () => {
     const budget = 40; // float vectors the budget holds
     const floats = new ModelMemory(dim, 1024, {
       vectorCacheBytes: budget * dim * 4,
-      fullVectors: (ids) => ((reads.floats += ids.length), new Map(ids.map((id) => [id, vectors.get(id)!]))),
+      fullVectors: (chunks) => ((reads.floats += chunks.length), new Map(chunks.map(({ chunkId: id }) => [id, vectors.get(id)!]))),
     });
     const halves = new ModelMemory(dim, 1024, {
       vectorCacheBytes: budget * dim * 4,
-      fullVectors: (ids) => ((reads.halves += ids.length), new Map(ids.map((id) => [id, readHalves(encodeFloat16(vectors.get(id)!))]))),
+      fullVectors: (chunks) => ((reads.halves += chunks.length), new Map(chunks.map(({ chunkId: id }) => [id, readHalves(encodeFloat16(vectors.get(id)!))]))),
     });
     for (let m = 0; m < 500; m++) {
       const memoId = `memo-${String(m).padStart(4, '0')}`;
