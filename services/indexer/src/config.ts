@@ -60,7 +60,7 @@ export const IndexerEnv = Type.Object({
     minimum: 0,
     default: 16,
     description:
-      'Embedded index: MiB of full-precision vectors kept in memory per model once read for rescoring (as stored: half floats, 2 bytes a component), least recently used dropped first (0: read each from disk)',
+      'Embedded index: MiB of full-precision vectors kept in memory per model once read for rescoring (as stored: half floats, 2 bytes a component), about the least recently used dropped first (0: read each from disk)',
   }),
   INDEXER_SCAN_THREAD: Type.Union([Type.Literal('auto'), Type.Literal('true'), Type.Literal('false')], {
     default: 'auto',

@@ -14,13 +14,13 @@
  *   every posting.
  * - Ties: equal scores are ordered by memo uuid, then chunk index, everywhere.
  */
-import { LRUCache } from 'lru-cache';
 import usearch from 'usearch';
 import { estimateRows, exactProducts, scanTopK, sparseTopK, type SparseTerm } from '@memex/vector-scan';
 import { matchesFilters, type Filter, type FilterableMemo, type MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, idf, type EncodedDocument, type SparseVector } from '@memex/text';
 import type { CatalogEntry, ChunkCandidate } from './port';
 import type { ExactScan, ScanThread } from './scanThread';
+import { SlotVectorCache } from './vectorCache';
 import { TopK } from './topK';
 
 const { Index, MetricKind, ScalarKind } = usearch;
@@ -171,8 +171,8 @@ export interface ModelMemoryOptions {
    */
   fullVectors?: (chunks: readonly StoredChunk[]) => Map<string, FullVector>;
   /**
-   * Bytes of full-precision vectors kept in memory once read for rescoring, the least recently used
-   * dropped first (none by default: every one read from disk; the indexer's INDEXER_VECTOR_CACHE_MB).
+   * Bytes of full-precision vectors kept in memory once read for rescoring, about the least recently
+   * used dropped first (CLOCK, see vectorCache.ts; none by default: every one read from disk; the indexer's INDEXER_VECTOR_CACHE_MB).
    * A small index ends up rescoring from memory alone; a large one keeps its most searched chunks.
    * Vectors are kept as they were read: halves (2 bytes a component) from rows stored as such.
    */
@@ -449,7 +449,7 @@ export class ModelMemory {
   private readonly dense: DenseSearchOptions;
   private readonly fullVectors: ModelMemoryOptions['fullVectors'];
   /** Full-precision vectors read for rescoring, by chunk id (see vectorCacheBytes); gone when their chunk is. */
-  private readonly recentVectors: LRUCache<string, FullVector> | undefined;
+  private readonly recentVectors: SlotVectorCache | undefined;
   /** While loading, graphs are built once at the end (in parallel) instead of chunk by chunk. */
   private deferGraphs = false;
   private readonly graphBuild: 'background' | 'inline';
@@ -481,7 +481,7 @@ export class ModelMemory {
     this.dense = { ...DEFAULT_DENSE_OPTIONS, ...options.dense };
     this.fullVectors = options.fullVectors;
     const cacheBytes = options.vectorCacheBytes ?? 0;
-    this.recentVectors = this.fullVectors && cacheBytes > 0 ? new LRUCache({ maxSize: cacheBytes, sizeCalculation: (v) => v.byteLength }) : undefined;
+    this.recentVectors = this.fullVectors && cacheBytes > 0 ? new SlotVectorCache(cacheBytes, dimension) : undefined;
     this.graphBuild = options.graphBuild ?? 'background';
     this.onGraphBuilt = options.onGraphBuilt;
     this.scanThread = options.scanThread;
@@ -715,8 +715,6 @@ export class ModelMemory {
     if (slot + 1 > this.scales.length) this.grow(Math.max(this.scales.length * 2, slot + 1));
     const { scale, shrunk } = quantizeStored(dense, this.codes, slot * dim);
     this.scales[slot] = scale;
-    // (a chunk id written again, by a rebuild with other chunking say, may come with another vector)
-    this.recentVectors?.delete(chunk.chunkId);
     if (shrunk) this.shrunk.add(slot);
     this.lengths[slot] = terms.length;
     this.graphKeys[slot] = -1;
@@ -820,7 +818,7 @@ export class ModelMemory {
         kept.push(slot);
         continue;
       }
-      this.recentVectors?.delete(chunk.chunkId);
+      this.recentVectors?.delete(slot);
       const project = this.projects.get(chunk.projectId)!;
       project.chunks -= 1;
       project.totalLength -= this.lengths[slot]!;
@@ -895,6 +893,7 @@ export class ModelMemory {
       }
     }
     for (const [memoId, list] of this.byMemo) this.byMemo.set(memoId, list.map((old) => remap[old]!));
+    this.recentVectors?.remap(remap);
     this.shrunk = new Set([...this.shrunk].map((old) => remap[old]!).filter((slot) => slot >= 0));
     this.slots.length = 0;
     for (const chunk of slots) this.slots.push(chunk); // (not push(...slots): a spread of 100k+ arguments overflows the stack)
@@ -1115,10 +1114,9 @@ export class ModelMemory {
     if (this.fullVectors) {
       const top = new TopK<number>(limit, this.bySlot);
       const rescored = Math.min(ranked.length, Math.max(0, exactTop) + this.dense.rescoreMargin);
-      const chunks = ranked.slice(0, rescored).map(({ item }) => this.slots[item]!);
-      const full = this.rescoringVectors(chunks);
+      const full = this.rescoringVectors(ranked.slice(0, rescored).map(({ item }) => item));
       // (natively: F16C converts a vector's halves eight at a time, where JS looked each up in a 256 KiB table that misses the cache under load)
-      const exact = exactProducts(chunks.map((c) => full.get(c.chunkId)), query);
+      const exact = exactProducts(full, query);
       ranked.forEach(({ score, item }, i) => {
         const rescoredScore = i < rescored ? exact[i]! : Number.NaN;
         // (a vector not read, or of another length, keeps its estimate)
@@ -1129,29 +1127,32 @@ export class ModelMemory {
     return ranked.map(({ score, item }) => this.candidate(item, score, catalog));
   }
 
-  /** Full-precision vectors by chunk id: those kept in memory, the others read (and kept). */
-  private rescoringVectors(chunks: readonly StoredChunk[]): Map<string, FullVector> {
+  /** The full-precision vectors of these slots (undefined where unreadable): those kept in memory, the others read (and kept). */
+  private rescoringVectors(slots: readonly number[]): (FullVector | undefined)[] {
     const cache = this.recentVectors;
-    if (!cache) {
-      this.vectorsRead += chunks.length;
-      return this.fullVectors!(chunks);
-    }
-    const found = new Map<string, FullVector>();
+    const vectors = new Array<FullVector | undefined>(slots.length);
     const missing: StoredChunk[] = [];
-    for (const chunk of chunks) {
-      const v = cache.get(chunk.chunkId);
-      if (v) found.set(chunk.chunkId, v);
-      else missing.push(chunk);
+    const missingAt: number[] = [];
+    for (let i = 0; i < slots.length; i++) {
+      const v = cache?.get(slots[i]!);
+      if (v) vectors[i] = v;
+      else {
+        missing.push(this.slots[slots[i]!]!);
+        missingAt.push(i);
+      }
     }
     if (missing.length > 0) {
       this.vectorsRead += missing.length;
-      for (const [id, v] of this.fullVectors!(missing)) {
-        found.set(id, v);
-        cache.set(id, v);
-      }
+      const read = this.fullVectors!(missing);
+      missing.forEach((chunk, j) => {
+        const v = read.get(chunk.chunkId);
+        vectors[missingAt[j]!] = v;
+        if (v) cache?.set(slots[missingAt[j]!]!, v);
+      });
     }
-    return found;
+    return vectors;
   }
+
 
   /**
    * An exact SIMD scan for the findable slots nearest the query: the native scan of

@@ -1,0 +1,119 @@
+import type { FullVector } from './memory';
+
+/**
+ * Full-precision vectors kept for rescoring, by slot, within a byte budget (INDEXER_VECTOR_CACHE_MB).
+ * When it is full, a vector not used since the clock hand last passed it makes room (CLOCK: an
+ * approximation of least recently used, with a bit per entry instead of a list to reorder).
+ *
+ * Why not a general LRU keyed by chunk id: a search asks for ~26 vectors, and under load the string
+ * hashing and bookkeeping of `lru-cache`'s get took ~1.4 µs each, 4-5% of the indexer's CPU in the
+ * search phase of `bench:load`; here a get is two array reads and a store.
+ */
+export class SlotVectorCache {
+  /** Each slot's entry in the ring, -1 when it has none (grown as slots are). */
+  private position = new Int32Array(1024).fill(-1);
+  /** The ring: each entry's slot (-1: free), vector, and whether it was used since the hand passed it. */
+  private readonly slots: Int32Array;
+  private readonly vectors: (FullVector | undefined)[];
+  private readonly used: Uint8Array;
+  private hand = 0;
+  /** Bytes of the vectors kept. */
+  bytes = 0;
+
+  /**
+   * @param budget bytes of vectors kept at most
+   * @param dimension the model's: the ring has room for as many of its smallest vectors (halves) as the budget holds
+   */
+  constructor(
+    private readonly budget: number,
+    dimension: number,
+  ) {
+    const entries = Math.max(1, Math.floor(budget / (2 * dimension)));
+    this.slots = new Int32Array(entries).fill(-1);
+    this.vectors = new Array<FullVector | undefined>(entries).fill(undefined);
+    this.used = new Uint8Array(entries);
+  }
+
+  get(slot: number): FullVector | undefined {
+    const at = slot < this.position.length ? this.position[slot]! : -1;
+    if (at < 0) return undefined;
+    this.used[at] = 1;
+    return this.vectors[at];
+  }
+
+  set(slot: number, vector: FullVector): void {
+    if (vector.byteLength > this.budget) return;
+    this.delete(slot);
+    const entries = this.slots.length;
+    // The hand goes round: it takes a free entry once the budget has room, and makes room by dropping
+    // entries not used since its last pass (clearing the mark of those that were).
+    for (;;) {
+      const at = this.hand;
+      if (this.slots[at]! < 0) {
+        if (this.bytes + vector.byteLength <= this.budget) break;
+      } else if (this.used[at] === 1) {
+        this.used[at] = 0;
+      } else {
+        this.drop(at);
+        if (this.bytes + vector.byteLength <= this.budget) break;
+      }
+      this.hand = at + 1 === entries ? 0 : at + 1;
+    }
+    const at = this.hand;
+    if (slot >= this.position.length) this.grow(slot + 1);
+    this.slots[at] = slot;
+    this.vectors[at] = vector;
+    this.used[at] = 0;
+    this.position[slot] = at;
+    this.bytes += vector.byteLength;
+    this.hand = at + 1 === entries ? 0 : at + 1;
+  }
+
+  delete(slot: number): void {
+    const at = slot < this.position.length ? this.position[slot]! : -1;
+    if (at >= 0) this.drop(at);
+  }
+
+  /** Slots renumbered (`remap[old]`: the new slot, -1 for one dropped): the kept vectors follow them. */
+  remap(remap: Int32Array): void {
+    this.position = new Int32Array(Math.max(1024, this.position.length)).fill(-1);
+    for (let at = 0; at < this.slots.length; at++) {
+      const old = this.slots[at]!;
+      if (old < 0) continue;
+      const slot = old < remap.length ? remap[old]! : -1;
+      if (slot < 0) {
+        // (not drop(): the position array is already the new slots')
+        this.bytes -= this.vectors[at]!.byteLength;
+        this.slots[at] = -1;
+        this.vectors[at] = undefined;
+        this.used[at] = 0;
+        continue;
+      }
+      if (slot >= this.position.length) this.grow(slot + 1);
+      this.slots[at] = slot;
+      this.position[slot] = at;
+    }
+  }
+
+  clear(): void {
+    this.position.fill(-1);
+    this.slots.fill(-1);
+    this.vectors.fill(undefined);
+    this.used.fill(0);
+    this.bytes = 0;
+  }
+
+  private drop(at: number): void {
+    this.position[this.slots[at]!] = -1;
+    this.bytes -= this.vectors[at]!.byteLength;
+    this.slots[at] = -1;
+    this.vectors[at] = undefined;
+    this.used[at] = 0;
+  }
+
+  private grow(length: number): void {
+    const grown = new Int32Array(Math.max(length, this.position.length * 2)).fill(-1);
+    grown.set(this.position);
+    this.position = grown;
+  }
+}
