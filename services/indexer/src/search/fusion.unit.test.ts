@@ -81,6 +81,13 @@ describe('fuseRankings against a full sort', () => {
       const want = reference(lexical, dense, 0.85, limit);
       expect(got.map((h) => h.chunkId)).toEqual(want.map((h) => h.id));
       expect(got.map((h) => h.distance)).toEqual(want.map((h) => h.distance));
+      // With the index's numeric keys (one per chunk, unrelated to the ids' order): the same hits.
+      const key = (x: ChunkCandidate): ChunkCandidate => ({ ...x, key: (Number(x.chunkId.slice(1)) * 37) % 61 });
+      const keyed = fuseRankings(lexical.map(key), dense.map(key), 0.85, limit);
+      expect(keyed.map((h) => [h.chunkId, h.distance, h.lexical, h.dense])).toEqual(got.map((h) => [h.chunkId, h.distance, h.lexical, h.dense]));
+      // Keys on one side only: matched by id, each chunk once.
+      const half = fuseRankings(lexical.map(key), dense, 0.85, limit);
+      expect(half.map((h) => [h.chunkId, h.distance])).toEqual(got.map((h) => [h.chunkId, h.distance]));
     }
   });
 });

@@ -1326,6 +1326,7 @@ class SlotCandidate implements ChunkCandidate {
   readonly memoId: string;
   readonly chunkIndex: number;
   readonly content: string;
+  readonly key: number | undefined;
   readonly #catalog: CatalogMemory;
 
   constructor(
@@ -1334,6 +1335,8 @@ class SlotCandidate implements ChunkCandidate {
     catalog: CatalogMemory,
   ) {
     this.chunkId = chunk.chunkId;
+    // (its row: unique among the chunks of a model, and the same object for both rankings of a search)
+    this.key = chunk.row >= 0 ? chunk.row : undefined;
     this.memoId = chunk.memoId;
     this.chunkIndex = chunk.index;
     this.content = chunk.content;

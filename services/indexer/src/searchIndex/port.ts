@@ -69,6 +69,12 @@ export interface ChunkCandidate {
   memoSummary: string;
   /** Dense: cosine similarity. Sparse: BM25 score (sum over query terms of idf × document weight). */
   score: number;
+  /**
+   * A number that tells the chunk apart from the other candidates of the same search, if the index
+   * has one (the embedded index: its row): fusion matches the two rankings' candidates by it, a
+   * numeric key costing a fifth of the id's string hashing. Absent: matched by `chunkId`.
+   */
+  key?: number;
 }
 
 /**
