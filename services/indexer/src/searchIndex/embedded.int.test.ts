@@ -26,6 +26,16 @@ searchIndexContract('embedded', async () => {
 describe('embedded search index on disk', () => {
   const v = Float32Array.from([1, 0, 0, 0]);
 
+  /** `count` random unit vectors, the same ones for the same seed. */
+  function unitVectors(count: number, dimension: number, seed: number): Float32Array[] {
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31) * 2 - 1;
+    return Array.from({ length: count }, () => {
+      const x = Float32Array.from({ length: dimension }, random);
+      const norm = Math.hypot(...x);
+      return x.map((c) => c / norm);
+    });
+  }
+
   /** Two processes' indexes on one file (the writer's with `options`), model 'm' open in both, and a memo in the catalog. */
   async function twoProcessesAndAMemo(path: string, options: ConstructorParameters<typeof EmbeddedSearchIndex>[1] = {}) {
     const writer = new EmbeddedSearchIndex(path, options);
@@ -296,14 +306,7 @@ describe('embedded search index on disk', () => {
     const path = join(dir.path, 'index.db');
     const p = randomUUID();
     const dimension = 64;
-    let seed = 11;
-    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31) * 2 - 1;
-    const unit = () => {
-      const x = Float32Array.from({ length: dimension }, random);
-      const norm = Math.hypot(...x);
-      return x.map((c) => c / norm);
-    };
-    const vectors = Array.from({ length: 40 }, unit);
+    const vectors = unitVectors(40, dimension, 11);
     const memos = vectors.map(() => randomUUID());
     // Even memos by a compact index, odd ones as earlier versions wrote them (float32).
     for (const compact of [true, false]) {
@@ -340,13 +343,7 @@ describe('embedded search index on disk', () => {
     const path = join(dir.path, 'index.db');
     const p = randomUUID();
     const dimension = 64;
-    let seed = 5;
-    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31) * 2 - 1;
-    const vectors = Array.from({ length: 30 }, () => {
-      const x = Float32Array.from({ length: dimension }, random);
-      const norm = Math.hypot(...x);
-      return x.map((c) => c / norm);
-    });
+    const vectors = unitVectors(30, dimension, 5);
     const memos = vectors.map(() => randomUUID());
     const index = new EmbeddedSearchIndex(path);
     await index.openModel('m', dimension);
