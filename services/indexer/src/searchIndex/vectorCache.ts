@@ -12,10 +12,17 @@ import type { FullVector } from './memory';
 export class SlotVectorCache {
   /** Each slot's entry in the ring, -1 when it has none (grown as slots are). */
   private position = new Int32Array(1024).fill(-1);
-  /** The ring: each entry's slot (-1: free), vector, and whether it was used since the hand passed it. */
-  private readonly slots: Int32Array;
-  private readonly vectors: (FullVector | undefined)[];
-  private readonly used: Uint8Array;
+  /**
+   * The ring: each entry's slot (-1: free), vector, and whether it was used since the hand passed it.
+   * It starts small and doubles while the budget has room and every entry is taken, up to as many
+   * entries as the budget holds of the model's smallest vectors (halves).
+   */
+  private slots = new Int32Array(0);
+  private vectors: (FullVector | undefined)[] = [];
+  private used = new Uint8Array(0);
+  private readonly maxEntries: number;
+  /** Entries taken. */
+  private count = 0;
   private hand = 0;
   /** Bytes of the vectors kept. */
   bytes = 0;
@@ -28,10 +35,7 @@ export class SlotVectorCache {
     private readonly budget: number,
     dimension: number,
   ) {
-    const entries = Math.max(1, Math.floor(budget / (2 * dimension)));
-    this.slots = new Int32Array(entries).fill(-1);
-    this.vectors = new Array<FullVector | undefined>(entries).fill(undefined);
-    this.used = new Uint8Array(entries);
+    this.maxEntries = Math.max(1, Math.floor(budget / (2 * dimension)));
   }
 
   get(slot: number): FullVector | undefined {
@@ -44,6 +48,7 @@ export class SlotVectorCache {
   set(slot: number, vector: FullVector): void {
     if (vector.byteLength > this.budget) return;
     this.delete(slot);
+    if (this.count === this.slots.length && this.bytes + vector.byteLength <= this.budget) this.growRing();
     const entries = this.slots.length;
     // The hand goes round: it takes a free entry once the budget has room, and makes room by dropping
     // entries not used since its last pass (clearing the mark of those that were).
@@ -66,6 +71,7 @@ export class SlotVectorCache {
     this.used[at] = 0;
     this.position[slot] = at;
     this.bytes += vector.byteLength;
+    this.count += 1;
     this.hand = at + 1 === entries ? 0 : at + 1;
   }
 
@@ -87,6 +93,7 @@ export class SlotVectorCache {
         this.slots[at] = -1;
         this.vectors[at] = undefined;
         this.used[at] = 0;
+        this.count -= 1;
         continue;
       }
       if (slot >= this.position.length) this.grow(slot + 1);
@@ -97,9 +104,11 @@ export class SlotVectorCache {
 
   clear(): void {
     this.position.fill(-1);
-    this.slots.fill(-1);
-    this.vectors.fill(undefined);
-    this.used.fill(0);
+    this.slots = new Int32Array(0);
+    this.vectors = [];
+    this.used = new Uint8Array(0);
+    this.count = 0;
+    this.hand = 0;
     this.bytes = 0;
   }
 
@@ -109,6 +118,22 @@ export class SlotVectorCache {
     this.slots[at] = -1;
     this.vectors[at] = undefined;
     this.used[at] = 0;
+    this.count -= 1;
+  }
+
+  /** Doubles the ring (within maxEntries), the hand on the first new entry. */
+  private growRing(): void {
+    const length = this.slots.length;
+    const grown = Math.min(this.maxEntries, Math.max(64, length * 2));
+    if (grown <= length) return;
+    const slots = new Int32Array(grown).fill(-1);
+    slots.set(this.slots);
+    const used = new Uint8Array(grown);
+    used.set(this.used);
+    this.slots = slots;
+    this.used = used;
+    for (let at = length; at < grown; at++) this.vectors.push(undefined);
+    this.hand = length;
   }
 
   private grow(length: number): void {
