@@ -172,7 +172,8 @@ export interface ModelMemoryOptions {
   fullVectors?: (chunks: readonly StoredChunk[]) => Map<string, FullVector>;
   /**
    * Bytes of full-precision vectors kept in memory once read for rescoring, about the least recently
-   * used dropped first (CLOCK, see vectorCache.ts; none by default: every one read from disk; the indexer's INDEXER_VECTOR_CACHE_MB).
+   * used dropped first (CLOCK, see vectorCache.ts; none by default: every one read from disk; the
+   * indexer's INDEXER_VECTOR_CACHE_MB).
    * A small index ends up rescoring from memory alone; a large one keeps its most searched chunks.
    * Vectors are kept as they were read: halves (2 bytes a component) from rows stored as such.
    */
@@ -448,7 +449,7 @@ export class ModelMemory {
   private readonly slotSets = new WeakMap<Map<string, number>, FindableSlots>();
   private readonly dense: DenseSearchOptions;
   private readonly fullVectors: ModelMemoryOptions['fullVectors'];
-  /** Full-precision vectors read for rescoring, by chunk id (see vectorCacheBytes); gone when their chunk is. */
+  /** Full-precision vectors read for rescoring, by slot (see vectorCacheBytes); gone when their chunk is. */
   private readonly recentVectors: SlotVectorCache | undefined;
   /** While loading, graphs are built once at the end (in parallel) instead of chunk by chunk. */
   private deferGraphs = false;
@@ -1153,7 +1154,6 @@ export class ModelMemory {
     return vectors;
   }
 
-
   /**
    * An exact SIMD scan for the findable slots nearest the query: the native scan of
    * @memex/vector-scan over the findable slots' int8 vectors (the query quantized too), at a cost in
@@ -1335,7 +1335,7 @@ class SlotCandidate implements ChunkCandidate {
     catalog: CatalogMemory,
   ) {
     this.chunkId = chunk.chunkId;
-    // (its row: unique among the chunks of a model, and the same object for both rankings of a search)
+    // (its row: unique among the chunks of a model, and the same in both rankings of a search)
     this.key = chunk.row >= 0 ? chunk.row : undefined;
     this.memoId = chunk.memoId;
     this.chunkIndex = chunk.index;
