@@ -5,7 +5,7 @@
  * same query through both trees a moment apart does not).
  *
  *   git worktree add ../base <rev> && (cd ../base && pnpm install --frozen-lockfile --offline)
- *   pnpm bench:search-pair --base ../base [--chunks 100000] [--rounds 5] [--index <dir>] [--vector-cache-mb <MiB>]
+ *   pnpm bench:search-pair --base ../base [--chunks 100000] [--rounds 5] [--index <dir>] [--vector-cache-mb <MiB>] [--evict-mb <MiB>]
  *
  * The index (`--chunks` chunks of Vaswani sentences, 10 a memo, the offline 100-d model, built by
  * bench:search's builder, support/sentenceCorpus.ts) is built by this tree into `--index` (default:
@@ -13,7 +13,9 @@
  * Each tree then opens the same file with its own EmbeddedSearchIndex, ModelSet and hybridSearch
  * (and its own native addon), the dense scan in the searching thread, rescoring vectors kept once
  * read as the indexer keeps them by default (`--vector-cache-mb 0`: none kept, every search reads
- * its rescored vectors from SQLite, as a large index does for queries unlike those before). Every Cranfield and Vaswani query is searched
+ * its rescored vectors from SQLite, as a large index does for queries unlike those before;
+ * `--evict-mb 32`: that much memory is read before each search, untimed, so that it starts with the
+ * CPU caches cold, as under load, when the gateway, NATS and the load generator share them). Every Cranfield and Vaswani query is searched
  * `--rounds` times in each tree, the trees' order alternating by round. Printed per ranking (hybrid,
  * dense alone): p50, p10 and mean latency per tree, and how many queries both trees answered with
  * the same hits (chunks, in order), how many of those with the same distances to the bit, and the
@@ -41,9 +43,10 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     index: { type: 'string' },
     'vector-cache-mb': { type: 'string' },
+    'evict-mb': { type: 'string', default: '0' },
   },
 });
-if (!values.base) throw new Error('usage: pnpm bench:search-pair --base <another checkout, installed> [--chunks 100000] [--rounds 5] [--index <dir>] [--vector-cache-mb <MiB>]');
+if (!values.base) throw new Error('usage: pnpm bench:search-pair --base <another checkout, installed> [--chunks 100000] [--rounds 5] [--index <dir>] [--vector-cache-mb <MiB>] [--evict-mb <MiB>]');
 const REPO_ROOT = path.resolve(import.meta.dirname, '..');
 const BASE_ROOT = path.resolve(values.base);
 const CHUNKS = Number(values.chunks);
@@ -53,6 +56,12 @@ const CHUNKS_PER_MEMO = 10;
 /** Rescoring vectors kept once read, as the indexer keeps them by default (INDEXER_VECTOR_CACHE_MB; the warm-up fills it). */
 const VECTOR_CACHE_BYTES = Number(values['vector-cache-mb'] ?? IndexerEnv.properties.INDEXER_VECTOR_CACHE_MB.default) * 1024 * 1024;
 const queries = evalQueryTexts();
+/** Read before each timed search (a byte per cache line), to start it with cold CPU caches. */
+const evict = new Uint8Array(Number(values['evict-mb']) * 1024 * 1024);
+let evicted = 0;
+function evictCaches(): void {
+  for (let i = 0; i < evict.length; i += 64) evicted += evict[i]!;
+}
 
 const indexDir = values.index ? path.resolve(values.index) : path.join(tmpdir(), `memex-search-pair-${process.pid}`);
 const indexFile = path.join(indexDir, 'index.db');
@@ -109,7 +118,7 @@ async function openTree(root: string): Promise<Tree> {
 
 if (!existsSync(projectFile)) await build();
 const trees: Record<'base' | 'this', Tree> = { base: await openTree(BASE_ROOT), this: await openTree(REPO_ROOT) };
-console.log(`\nsearches over ${indexFile}, base ${BASE_ROOT} vs this tree ${REPO_ROOT}, ${queries.length} queries × ${ROUNDS} rounds each, alternating, rescoring vectors kept: ${VECTOR_CACHE_BYTES / 1024 / 1024} MiB`);
+console.log(`\nsearches over ${indexFile}, base ${BASE_ROOT} vs this tree ${REPO_ROOT}, ${queries.length} queries × ${ROUNDS} rounds each, alternating, rescoring vectors kept: ${VECTOR_CACHE_BYTES / 1024 / 1024} MiB${evict.length > 0 ? `, ${values['evict-mb']} MiB read before each search` : ''}`);
 for (const ranking of ['hybrid', 'dense'] as const) {
   for (const tree of Object.values(trees)) for (const q of queries) await tree.search(q, ranking); // warm-up (and the rescoring caches)
   // the same chunks in the same order, and of those, with distances the same to the bit
@@ -129,6 +138,7 @@ for (const ranking of ['hybrid', 'dense'] as const) {
     const order = round % 2 === 0 ? (['base', 'this'] as const) : (['this', 'base'] as const);
     for (const q of queries) {
       for (const name of order) {
+        evictCaches();
         const started = performance.now();
         await trees[name].search(q, ranking);
         latencies[name].push(performance.now() - started);
@@ -140,4 +150,5 @@ for (const ranking of ['hybrid', 'dense'] as const) {
   console.log(`  ${''.padEnd(7)} this: ${figures(latencies.this)}   (p50 ${(percentile(latencies.this, 50) / percentile(latencies.base, 50)).toFixed(2)}× base; same hits for ${same} of ${queries.length} queries, ${sameDistances} of them with the same distances${sameDistances < same ? `, the others within ${largestDifference.toExponential(1)}` : ''})`);
 }
 for (const tree of Object.values(trees)) await tree.close();
+if (evicted < 0) console.log(evicted); // (keeps the reads from being optimized away)
 if (temporary) rmSync(indexDir, { recursive: true, force: true });
