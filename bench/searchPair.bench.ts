@@ -12,16 +12,17 @@
  * a temporary directory, removed after) unless that directory already holds one this script built.
  * Each tree then opens the same file with its own EmbeddedSearchIndex, ModelSet and hybridSearch
  * (and its own native addon), the dense scan in the searching thread, rescoring vectors kept once
- * read as the indexer keeps them by default (`--vector-cache-mb 0`: none kept, every search reads
- * its rescored vectors from SQLite, as a large index does for queries unlike those before;
- * `--evict-mb 32`: that much memory is read before each search, untimed, so that it starts with the
- * CPU caches cold, as under load, when the gateway, NATS and the load generator share them). Every Cranfield and Vaswani query is searched
- * `--rounds` times in each tree, the trees' order alternating by round. Printed per ranking (hybrid,
- * dense alone): p50, p10 and mean latency per tree, and how many queries both trees answered with
- * the same hits (chunks, in order), how many of those with the same distances to the bit, and the
- * largest difference otherwise.
- * `--base .` (this tree against itself) shows the method's own spread: 0.98-1.00× at 3,000 chunks
- * on the 2026-11-28 machine, so a change of a few percent needs more than one run to tell.
+ * read as the indexer keeps them by default.
+ * - `--vector-cache-mb 0`: none kept, every search reads its rescored vectors from SQLite, as a
+ *   large index does for queries unlike those before.
+ * - `--evict-mb 32`: that much memory is read before each search, untimed, so that it starts with
+ *   the CPU caches cold, as under load, when the gateway, NATS and the load generator share them.
+ * Every Cranfield and Vaswani query is searched `--rounds` times in each tree, the trees' order
+ * alternating by round. Printed per ranking (hybrid, dense alone): p50, p10 and mean latency per
+ * tree, and how many queries both trees answered with the same hits (chunks, in order), how many of
+ * those with the same distances to the bit, and the largest difference otherwise.
+ * `--base .` (this tree against itself) shows the method's own spread: 0.96-1.00× on the
+ * 2026-11-28 machines, so a change of a few percent needs more than one run to tell.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
