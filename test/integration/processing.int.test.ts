@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INLINE_CONTENT_MAX_BYTES, type Filter, type SearchResultItem } from '@memex/contracts';
+import { INLINE_CONTENT_MAX_BYTES, Subjects, type Filter, type SearchResultItem } from '@memex/contracts';
 import { eventually } from '@memex/testing';
 import { memoApi } from '../support/api';
 import { startStack, type Stack } from '../support/stack';
@@ -49,6 +49,22 @@ describe('processing and search through the whole stack', () => {
     expect(memo.chunks.length).toBeGreaterThan(0);
     expect(memo.chunks.map((c) => c.chunk_index)).toEqual(memo.chunks.map((_, i) => i));
     expect(memo.processing_error).toBeNull();
+  });
+
+  it('seals the commands a memo sends for transit: encrypted, not deflated (the work queue drops them once handled)', async () => {
+    // Each command's sealed box starts with its format byte: 1 sealed as is, 2 deflated first.
+    const formats = new Map<string, number>();
+    const sub = stack.nc.subscribe(Subjects.memoCommandsAll, {
+      callback: (_error, msg) => {
+        const { sealed } = msg.json<{ sealed?: string }>();
+        if (sealed !== undefined) formats.set(Subjects.memoCommandName(msg.subject), Buffer.from(sealed, 'base64')[0]!);
+      },
+    });
+    await stack.nc.flush();
+    const id = await create({ title: 'Turbine cooling, again', content: `${turbine}\n\n${turbine}` });
+    await processed(id);
+    sub.unsubscribe();
+    expect(Object.fromEntries(formats)).toEqual({ create: 1, 'record-chunks': 1, 'record-summary': 1 });
   });
 
   it('finds a memo by meaning and by exact terms, closest first, with the spec fields', async () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Buckets } from '@memex/contracts';
 import { eventually, startNatsServer, type NatsServerHandle } from '@memex/testing';
 import { connectNats } from '../nats/connection';
-import { KeyErasedError, Keyring, SealBrokenError } from './keyring';
+import { KeyErasedError, Keyring, SEAL_FOR_TRANSIT, SealBrokenError } from './keyring';
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -56,8 +56,8 @@ describe('keyring (crypto-shredding)', () => {
     expect(text[0]).toBe(2);
     expect(text.byteLength).toBeLessThan(prose.byteLength / 2);
     expect((await ring.open(p, m, text)).equals(prose)).toBe(true);
-    // Per call, deflate can be left out (what is sealed often and kept briefly).
-    const quick = await ring.seal(p, m, prose, { deflate: false });
+    // Per call, deflate can be left out: what crosses the bus and is not kept.
+    const quick = await ring.seal(p, m, prose, SEAL_FOR_TRANSIT);
     expect([quick[0], quick.byteLength]).toEqual([1, prose.byteLength + 29]);
     expect(await ring.openJson(p, m, await ring.sealJson(p, m, { prose: prose.toString() }, { deflate: false }))).toEqual({ prose: prose.toString() });
     // Random bytes (a compressed file), small or large, are sealed as they are: format 1, 29 bytes of overhead.

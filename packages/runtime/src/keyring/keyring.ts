@@ -52,6 +52,13 @@ export interface KeyringOptions {
   deflate?: boolean;
 }
 
+/**
+ * Seal options for what crosses the bus and is not kept: commands (the work queue holds one until
+ * it is handled) and outgoing events (held until every consumer has them). Deflating those costs the
+ * sender and the receiver CPU on every message for bytes that are gone within moments.
+ */
+export const SEAL_FOR_TRANSIT: Readonly<SealOptions> = Object.freeze({ deflate: false });
+
 const b64url = (value: string) => Buffer.from(value, 'utf8').toString('base64url');
 /** KV keys allow `[-/_=.a-zA-Z0-9]`; project ids are free-form, so both parts are encoded. */
 const kvKey = (projectId: string, memoId: string) => `${b64url(projectId)}.${b64url(memoId)}`;

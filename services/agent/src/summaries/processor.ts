@@ -1,5 +1,5 @@
 import { startsContentRevision, type ContentRef, type MemoEventMessage, type SummaryResult } from '@memex/contracts';
-import { isKeyErased, type CommandClient, type ContentStore, type Logger } from '@memex/runtime';
+import { SEAL_FOR_TRANSIT, isKeyErased, type CommandClient, type ContentStore, type Logger } from '@memex/runtime';
 import type { LlmProvider } from '../llm/port';
 
 /** Most tags generated per revision (client tags given at creation come on top). */
@@ -33,7 +33,7 @@ export class SummaryProcessor {
       const { summary, tags } = await this.llm.summarize(content.length > SUMMARY_INPUT_CHARS ? content.slice(0, SUMMARY_INPUT_CHARS) : content);
       const clean = [...new Set(tags.map((t) => t.trim().toLowerCase()).filter((t) => t.length > 0 && t.length <= 100))].slice(0, MAX_GENERATED_TAGS);
       const requestId = (logger?.bindings() as { requestId?: string } | undefined)?.requestId;
-      const sealed = await this.content.keyring.sealJson(projectId, memoId, { summary, tags: clean } satisfies SummaryResult);
+      const sealed = await this.content.keyring.sealJson(projectId, memoId, { summary, tags: clean } satisfies SummaryResult, SEAL_FOR_TRANSIT);
       await this.commands.send('record-summary', { projectId, memoId, revision, sealed }, requestId ? { requestId } : {});
     } catch (error) {
       // The memo was erased meanwhile.

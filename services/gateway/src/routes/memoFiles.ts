@@ -19,7 +19,7 @@ import {
   type MemoFile,
   type MemoFileReply,
 } from '@memex/contracts';
-import { isKeyErased, query, uuidV5, uuidV7, verifyBlob } from '@memex/runtime';
+import { SEAL_FOR_TRANSIT, isKeyErased, query, uuidV5, uuidV7, verifyBlob } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
 import { memoRef } from './memos';
 
@@ -217,7 +217,7 @@ export async function uploadMemo(deps: GatewayDeps, request: FastifyRequest, rep
   const empty = await content.write(ctx.projectId, memoId, '');
   try {
     const stored: StoredCreateInput = { ...input, content: empty, file };
-    const sealed = await keyring.sealJson(ctx.projectId, memoId, stored);
+    const sealed = await keyring.sealJson(ctx.projectId, memoId, stored, SEAL_FOR_TRANSIT);
     await commands.send(
       'create',
       { projectId: ctx.projectId, memoId, sealed },

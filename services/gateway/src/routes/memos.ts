@@ -22,7 +22,7 @@ import {
   type StoredCreateInput,
   type StoredUpdateInput,
 } from '@memex/contracts';
-import { IdempotencyStore, natsConnected, query, requestHash, uuidV5, uuidV7 } from '@memex/runtime';
+import { IdempotencyStore, SEAL_FOR_TRANSIT, natsConnected, query, requestHash, uuidV5, uuidV7 } from '@memex/runtime';
 import { awaitSearchConsistency, requestContext, requestedProject, type GatewayDeps } from '../http/context';
 import { WriteBudget } from '../http/writeBudget';
 import { uploadMemo } from './memoFiles';
@@ -116,7 +116,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       await budget.retry(() => keyring.create(projectId, memoId));
       const ref = await budget.retry(() => content.write(projectId, memoId, input.content), (late) => content.remove(late));
       const stored: StoredCreateInput = { ...input, content: ref };
-      const sealed = await keyring.sealJson(projectId, memoId, stored);
+      const sealed = await keyring.sealJson(projectId, memoId, stored, SEAL_FOR_TRANSIT);
       await withBlob(ref, () =>
         commands.send(
           'create',
@@ -183,7 +183,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       const budget = new WriteBudget(config.MEMEX_COMMAND_TIMEOUT_MS, () => natsConnected(deps.nc));
       const contentRef = text === undefined ? undefined : await budget.retry(() => content.write(projectId, memoId, text), (late) => content.remove(late));
       const stored: StoredUpdateInput = { ...fields, ...(contentRef ? { content: contentRef } : {}) };
-      const sealed = await keyring.sealJson(projectId, memoId, stored);
+      const sealed = await keyring.sealJson(projectId, memoId, stored, SEAL_FOR_TRANSIT);
       const { eventSeq } = await withBlob(contentRef, () =>
         commands.send('update', { projectId, memoId, sealed }, { requestId: ctx.requestId, timeoutMs: budget.left() }),
       );

@@ -1,5 +1,5 @@
 import { packChunks, startsContentRevision, type ContentRef, type MemoEventMessage } from '@memex/contracts';
-import { isKeyErased, type CommandClient, type ContentStore, type Logger, type Metrics } from '@memex/runtime';
+import { SEAL_FOR_TRANSIT, isKeyErased, type CommandClient, type ContentStore, type Logger, type Metrics } from '@memex/runtime';
 import type { ChunkOptions } from '@memex/text';
 import type { SearchIndex } from '../searchIndex/port';
 import type { ModelSet } from '../state/models';
@@ -135,7 +135,7 @@ export class MemoProcessor {
         const requestId = (logger.bindings() as { requestId?: string }).requestId;
         let sealed: string;
         try {
-          sealed = await this.deps.content.keyring.sealJson(projectId, memoId, { firstChunk: chunks[0]?.content ?? '' });
+          sealed = await this.deps.content.keyring.sealJson(projectId, memoId, { firstChunk: chunks[0]?.content ?? '' }, SEAL_FOR_TRANSIT);
         } catch (error) {
           if (isKeyErased(error)) return;
           throw error;

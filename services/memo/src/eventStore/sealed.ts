@@ -1,5 +1,5 @@
 import type { MemoAttributes, SealedEventBody } from '@memex/contracts';
-import type { Keyring } from '@memex/runtime';
+import { SEAL_FOR_TRANSIT, type Keyring } from '@memex/runtime';
 import type { AppendResult, EventStore, NewEvent, ReadStreamResult, StoredEvent } from './port';
 
 /** How a sealed event sits in the store: ids in the clear, everything else in `sealed`. */
@@ -74,9 +74,9 @@ export class SealedEventStore implements EventStore {
     const body: SealedEventBody = asRow
       ? { data: this.options.rowData.lean(event.type, event.data as Record<string, unknown>) }
       : { data: event.data, memo: event.meta.memo ?? null };
-    // What goes out is not deflated: the bus keeps it only until every consumer has it, and each
-    // event is sealed twice (row, message); deflating the second would double that CPU for nothing lasting.
-    const sealed = await this.keyring.sealJson(projectId, memoId, body, asRow ? {} : { deflate: false });
+    // What goes out is sealed for transit: each event is sealed twice (row, message), and deflating
+    // the second would double that CPU for nothing lasting.
+    const sealed = await this.keyring.sealJson(projectId, memoId, body, asRow ? {} : SEAL_FOR_TRANSIT);
     const { memo: _memo, ...meta } = event.meta;
     return { ...event, data: { memoId, projectId, sealed } satisfies SealedData, meta };
   }
