@@ -51,7 +51,7 @@ export type { ApiKeyRecord, OrgTokenRecord, OrganizationRecord, ProjectRecord } 
 export { DirectoryCache } from './directory/cache';
 export type { Principal } from './directory/cache';
 
-export { MEMEX_NAMESPACE, chunkId, tagId, uuidFromBytes, uuidToBytes, uuidV5, uuidV7 } from './ids/ids';
+export { MEMEX_NAMESPACE, chunkId, derivedIdsHeld, forgetDerivedIds, tagId, uuidFromBytes, uuidToBytes, uuidV5, uuidV7 } from './ids/ids';
 
 export { IndexStateStore } from './indexState/indexState';
 export { IdempotencyStore, requestHash } from './idempotency/idempotency';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkId, tagId, uuidV5, uuidV7 } from './ids';
+import { DERIVED_IDS_HELD, MEMEX_NAMESPACE, chunkId, derivedIdsHeld, forgetDerivedIds, tagId, uuidV5, uuidV7 } from './ids';
 
 describe('ids', () => {
   it('uuidV5 matches the RFC 9562 test vector', () => {
@@ -13,6 +13,23 @@ describe('ids', () => {
     expect(chunkId(m, 1, 0)).not.toBe(chunkId(m, 2, 0));
     expect(chunkId(m, 1, 0)).not.toBe(chunkId(m, 1, 1));
     expect(tagId(m, 'finance')).not.toBe(tagId(m, 'Finance'));
+  });
+
+  it('keeps derived tag and chunk ids in a bounded cache that gives what uuidV5 gives, and can be emptied', () => {
+    forgetDerivedIds();
+    const m = '0190d7a4-0000-7000-8000-000000000002';
+    const tags = Array.from({ length: DERIVED_IDS_HELD + 50 }, (_, i) => `topic ${i}`);
+    for (const t of tags) expect(tagId(m, t)).toBe(uuidV5(`tag:${m}:${t}`, MEMEX_NAMESPACE));
+    expect(derivedIdsHeld()).toBe(DERIVED_IDS_HELD);
+    // The first ones were dropped (oldest first) and come back the same; the last ones are held.
+    for (const t of [...tags.slice(0, 60), ...tags.slice(-60)]) expect(tagId(m, t)).toBe(uuidV5(`tag:${m}:${t}`, MEMEX_NAMESPACE));
+    expect(chunkId(m, 3, 7)).toBe(uuidV5(`chunk:${m}:3:7`, MEMEX_NAMESPACE));
+    expect(chunkId(m, 3, 7)).toBe(uuidV5(`chunk:${m}:3:7`, MEMEX_NAMESPACE));
+    expect(derivedIdsHeld()).toBe(DERIVED_IDS_HELD);
+    forgetDerivedIds();
+    expect(derivedIdsHeld()).toBe(0);
+    expect(tagId(m, 'topic 1')).toBe(uuidV5(`tag:${m}:topic 1`, MEMEX_NAMESPACE));
+    expect(derivedIdsHeld()).toBe(1);
   });
 
   it('uuidV7 carries the time and sorts by it', () => {

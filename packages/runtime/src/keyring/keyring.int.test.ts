@@ -7,6 +7,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Buckets } from '@memex/contracts';
 import { eventually, startNatsServer, type NatsServerHandle } from '@memex/testing';
+import { derivedIdsHeld, tagId } from '../ids/ids';
 import { connectNats } from '../nats/connection';
 import { KeyErasedError, Keyring, SEAL_FOR_TRANSIT, SealBrokenError } from './keyring';
 
@@ -175,8 +176,12 @@ describe('keyring (crypto-shredding)', () => {
     expect(keyBytes.byteLength).toBe(32);
     await eventually(() => storeHolds(nats.storeDir, keyBytes), 10_000, 100);
 
+    // The tag and chunk ids derived lately (a tag's name is memo data) are dropped too.
+    tagId(m, 'a tag of the memo to be shredded');
+    expect(derivedIdsHeld()).toBeGreaterThan(0);
     await ring.shred('p', m);
     await expect(ring.open('p', m, sealed)).rejects.toBeInstanceOf(KeyErasedError);
+    await eventually(() => derivedIdsHeld() === 0);
     await eventually(async () => {
       await elsewhere.open('p', m, sealed).then(
         () => false,

@@ -4,6 +4,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
 import { Buckets, Headers } from '@memex/contracts';
 import { deflateIfSmallerOffThread, inflateRawOffThread } from '../compression';
+import { forgetDerivedIds } from '../ids/ids';
 import { requestReply } from '../nats/replyInbox';
 import { publishToStream } from '../nats/streamPublish';
 
@@ -109,7 +110,7 @@ export class Keyring {
     return ring;
   }
 
-  /** Drops a key from this process's cache as soon as any process shreds it. */
+  /** Drops a key from this process's cache as soon as any process shreds it, and the tag and chunk ids derived lately. */
   private async watchShreds(): Promise<void> {
     const watch = await this.kv.watch({ include: 'updates' });
     this.watching = watch;
@@ -117,6 +118,7 @@ export class Keyring {
       for await (const entry of watch) {
         if (entry.operation !== 'PUT') {
           this.cache.delete(entry.key);
+          forgetDerivedIds();
           for (const listener of this.shredListeners) listener();
         }
       }
