@@ -16,7 +16,7 @@ import {
   type UpdateMemoInput,
 } from '@memex/contracts';
 import { CommandClient, ContentStore, Keyring, NatsBlobStore, connectNats, decodeMemoEvent, decompressText, query, silentLogger } from '@memex/runtime';
-import { startNatsServer, tempDir, type NatsServerHandle } from '@memex/testing';
+import { eventually, startNatsServer, tempDir, type NatsServerHandle } from '@memex/testing';
 import { loadMemoConfig } from '../config';
 import { startMemoService, type MemoService } from '../service';
 
@@ -269,6 +269,39 @@ describe('memo service over NATS', () => {
     const big = await create({ content: 'x'.repeat(INLINE_CONTENT_MAX_BYTES + 1) }, p);
     expect(stored(big.memoId).content_ref).toMatchObject({ blob: expect.any(Object) });
     expect(stored(big.memoId).content_ref.event).toBeUndefined();
+  });
+
+  it('keeps the inline content references GETs read (sealed), reads a new revision\'s anew, and drops them when any key is shredded', async () => {
+    const p = randomUUID();
+    const { store } = (service.commands as unknown as { deps: { store: { readEvent: (...args: unknown[]) => Promise<unknown> } } }).deps;
+    const readEvent = store.readEvent.bind(store);
+    let eventReads = 0;
+    store.readEvent = (...args: unknown[]) => {
+      eventReads += 1;
+      return readEvent(...args);
+    };
+    try {
+      const { memoId } = await create({ title: 'Kept', content: 'Tides turn twice a day.' }, p);
+      const first = await get(memoId, 'memo_uuid', p);
+      const reads = eventReads;
+      expect(service.commands.contentRefsHeld).toBeGreaterThan(0);
+      const again = await get(memoId, 'memo_uuid', p);
+      expect(eventReads).toBe(reads);
+      expect(again.content_ref).toEqual(first.content_ref);
+      expect(await text(again, p)).toBe('Tides turn twice a day.');
+      // A new revision is held by another event: read, not served from what was kept.
+      await update(memoId, { content: 'Neap tides are small.' }, p);
+      expect(await text(await get(memoId, 'memo_uuid', p), p)).toBe('Neap tides are small.');
+      expect(eventReads).toBe(reads + 1);
+      // Any shred (here another memo's delete) empties what was kept.
+      const other = await create({ content: 'To be deleted.' }, p);
+      await client.send('delete', { projectId: p, memoId: other.memoId });
+      await eventually(() => service.commands.contentRefsHeld === 0);
+      expect(await text(await get(memoId, 'memo_uuid', p), p)).toBe('Neap tides are small.');
+      expect(eventReads).toBe(reads + 2);
+    } finally {
+      store.readEvent = readEvent;
+    }
   });
 
   it('searches titles with filters, skipping expired (erased) memos', async () => {
