@@ -88,14 +88,14 @@ export function toNewEvents(
   return { events, next };
 }
 
+/** At most this many bytes of inline content references are kept by the event holding them (see `withContent`). */
+export const CONTENT_REFS_HELD_BYTES = 8 * 1024 * 1024;
+
 /**
  * The memo command handlers: load the stream, decide, append with the version read (retrying on a
  * conflict), update the read model, publish, reply. Every step after the append is repeated by the
  * outbox sweep if the process dies, so the reply is the only thing a crash can lose.
  */
-/** At most this many bytes of inline content references are kept by the event holding them (see `withContent`). */
-export const CONTENT_REFS_HELD_BYTES = 8 * 1024 * 1024;
-
 export class MemoCommandService {
   /**
    * Inline content references by the event that holds them (`stream#version`): a GET reads its
@@ -120,6 +120,7 @@ export class MemoCommandService {
   }
 
   private keepContentRef(key: string, ref: ContentRef & { inline: string }): void {
+    if (this.contentRefs.has(key)) return;
     this.contentRefs.set(key, ref);
     this.contentRefBytes += ref.inline.length;
     while (this.contentRefBytes > CONTENT_REFS_HELD_BYTES) {
