@@ -25,6 +25,7 @@ import {
 import { VersionConflictError, type EventStore, type NewEvent, type StoredEvent } from '../eventStore/port';
 import type { OutboxPublisher } from '../outbox/publisher';
 import type { MemoReadModel, MemoRecord } from '../readModel/port';
+import { ContentRefCache, type InlineContentRef } from './contentRefs';
 import { decide, evolve, fold, toDomainEvents, type MemoCommand, type MemoState } from './decider';
 import type { ReferenceClaims } from './references';
 import { memoStream } from './streams';
@@ -88,46 +89,22 @@ export function toNewEvents(
   return { events, next };
 }
 
-/** At most this many bytes of inline content references are kept by the event holding them (see `withContent`). */
-export const CONTENT_REFS_HELD_BYTES = 8 * 1024 * 1024;
-
 /**
  * The memo command handlers: load the stream, decide, append with the version read (retrying on a
  * conflict), update the read model, publish, reply. Every step after the append is repeated by the
  * outbox sweep if the process dies, so the reply is the only thing a crash can lose.
  */
 export class MemoCommandService {
-  /**
-   * Inline content references by the event that holds them (`stream#version`): a GET reads its
-   * memo's content from that event, at the cost of an event store read, a decrypt and an inflate
-   * (~10% of this service's CPU per GET). An event does not change until its stream is erased, and
-   * a reference is sealed (ciphertext, its length, a keyed digest): nothing is readable without the
-   * memo's key. Still emptied whenever any process shreds a key. Oldest first out, by bytes.
-   */
-  private readonly contentRefs = new Map<string, ContentRef>();
-  private contentRefBytes = 0;
+  /** The inline content references GETs read, by the event holding them; emptied on any shred. */
+  private readonly contentRefs = new ContentRefCache();
 
   constructor(private readonly deps: MemoHandlerDeps) {
-    deps.keyring.onShred(() => {
-      this.contentRefs.clear();
-      this.contentRefBytes = 0;
-    });
+    deps.keyring.onShred(() => this.contentRefs.clear());
   }
 
-  /** How many inline content references are kept (see `contentRefs`). */
+  /** How many inline content references are kept (see {@link ContentRefCache}). */
   get contentRefsHeld(): number {
     return this.contentRefs.size;
-  }
-
-  private keepContentRef(key: string, ref: ContentRef & { inline: string }): void {
-    if (this.contentRefs.has(key)) return;
-    this.contentRefs.set(key, ref);
-    this.contentRefBytes += ref.inline.length;
-    while (this.contentRefBytes > CONTENT_REFS_HELD_BYTES) {
-      const [oldest, dropped] = this.contentRefs.entries().next().value!;
-      this.contentRefs.delete(oldest);
-      this.contentRefBytes -= dropped.inline!.length;
-    }
   }
 
   /** Loads a memo stream's state and version. */
@@ -226,7 +203,7 @@ export class MemoCommandService {
       const event = await this.deps.store.readEvent(stream, version);
       const content = (event?.data as { content?: ContentRef } | undefined)?.content;
       if (content?.inline === undefined) return undefined;
-      this.keepContentRef(key, content as ContentRef & { inline: string });
+      this.contentRefs.keep(key, content as InlineContentRef);
       return { ...memo, content_ref: content };
     } catch (error) {
       if (error instanceof KeyErasedError) return undefined;
