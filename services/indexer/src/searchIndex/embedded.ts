@@ -261,12 +261,13 @@ function rowAttributes(row: CatalogRow, memo: string | Buffer): MemoAttributes {
   return (stored.memoId === undefined ? { projectId: row.project_id, memoId: row.memo_id, ...stored } : stored) as MemoAttributes;
 }
 
-function toEntry(row: CatalogRow): CatalogEntry {
+/** A catalog row as the catalog in memory holds it; `attributes` reads a live row's (by default, from the row). */
+function toEntry(row: CatalogRow, attributes: (row: CatalogRow, memo: string | Buffer) => MemoAttributes = rowAttributes): CatalogEntry {
   return {
     memoId: row.memo_id,
     projectId: row.project_id,
     version: row.version,
-    memo: row.memo === null ? null : rowAttributes(row, row.memo),
+    memo: row.memo === null ? null : attributes(row, row.memo),
   };
 }
 
@@ -629,7 +630,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
   private syncCatalogRow(row: CatalogRow): void {
     const known = this.catalog.entries.get(row.memo_id);
     if (known && known.version === row.version && (known.memo === null) === (row.memo === null)) return;
-    this.catalog.set({ memoId: row.memo_id, projectId: row.project_id, version: row.version, memo: row.memo === null ? null : this.attributesOf(row, row.memo) });
+    this.catalog.set(toEntry(row, (r, memo) => this.attributesOf(r, memo)));
   }
 
   private catalogWrite(update: CatalogUpdate): boolean {

@@ -89,11 +89,7 @@ export class SlotVectorCache {
       const slot = old < remap.length ? remap[old]! : -1;
       if (slot < 0) {
         // (not drop(): the position array is already the new slots')
-        this.bytes -= this.vectors[at]!.byteLength;
-        this.slots[at] = -1;
-        this.vectors[at] = undefined;
-        this.used[at] = 0;
-        this.count -= 1;
+        this.release(at);
         continue;
       }
       if (slot >= this.position.length) this.grow(slot + 1);
@@ -114,6 +110,11 @@ export class SlotVectorCache {
 
   private drop(at: number): void {
     this.position[this.slots[at]!] = -1;
+    this.release(at);
+  }
+
+  /** Frees a taken entry of the ring (its slot's position left to the caller). */
+  private release(at: number): void {
     this.bytes -= this.vectors[at]!.byteLength;
     this.slots[at] = -1;
     this.vectors[at] = undefined;
