@@ -1111,21 +1111,24 @@ export class ModelMemory {
       const score = estimates[i]!;
       if (score >= approximate.threshold) approximate.offer(score, slots[i]!);
     }
-    let ranked = approximate.sorted();
-    if (this.fullVectors) {
-      const top = new TopK<number>(limit, this.bySlot);
-      const rescored = Math.min(ranked.length, Math.max(0, exactTop) + this.dense.rescoreMargin);
-      const full = this.rescoringVectors(ranked.slice(0, rescored).map(({ item }) => item));
-      // (natively: F16C converts a vector's halves eight at a time, where JS looked each up in a 256 KiB table that misses the cache under load)
-      const exact = exactProducts(full, query);
-      ranked.forEach(({ score, item }, i) => {
-        const rescoredScore = i < rescored ? exact[i]! : Number.NaN;
-        // (a vector not read, or of another length, keeps its estimate)
-        top.offer(Number.isNaN(rescoredScore) ? score : rescoredScore, item);
-      });
-      ranked = top.sorted();
+    if (!this.fullVectors) return approximate.sorted().map(({ score, item }) => this.candidate(item, score, catalog));
+    // The best `exactTop + rescoreMargin` estimates are rescored with their full-precision vectors,
+    // the others keep their estimates; then all are ranked once. Which estimates are the best is a
+    // set: chosen by a second top-k over the first's entries, not by sorting them all.
+    const { scores, items } = approximate.unordered();
+    const rescore = new TopK<number>(Math.max(0, exactTop) + this.dense.rescoreMargin, (a, b) => this.bySlot(items[a]!, items[b]!));
+    for (let i = 0; i < scores.length; i++) rescore.offer(scores[i]!, i);
+    const chosen = rescore.unordered().items;
+    const final = Float64Array.from(scores);
+    // (natively: F16C converts a vector's halves eight at a time, where JS looked each up in a 256 KiB table that misses the cache under load)
+    const exact = exactProducts(this.rescoringVectors(chosen.map((i) => items[i]!)), query);
+    for (let j = 0; j < chosen.length; j++) {
+      // (a vector not read, or of another length, keeps its estimate)
+      if (!Number.isNaN(exact[j]!)) final[chosen[j]!] = exact[j]!;
     }
-    return ranked.map(({ score, item }) => this.candidate(item, score, catalog));
+    const top = new TopK<number>(limit, this.bySlot);
+    for (let i = 0; i < items.length; i++) top.offer(final[i]!, items[i]!);
+    return top.sorted().map(({ score, item }) => this.candidate(item, score, catalog));
   }
 
   /** The full-precision vectors of these slots (undefined where unreadable): those kept in memory, the others read (and kept). */
