@@ -13,6 +13,18 @@ describe('TopK', () => {
     expect(top.threshold).toBe(expected[9]!.score);
   });
 
+  it('gives the kept entries unordered, score and item paired, the same set sorted() ranks', () => {
+    const random = seededRandom(5);
+    const top = new TopK<number>(16, (a, b) => a - b);
+    // (scores rounded to tenths: many ties, decided by the item)
+    for (let i = 0; i < 500; i++) top.offer(Math.round(random() * 10) / 10, i);
+    const { scores, items } = top.unordered();
+    const pairs = items.map((item, i) => ({ score: scores[i]!, item }));
+    const byRank = (a: { score: number; item: number }, b: { score: number; item: number }) => b.score - a.score || a.item - b.item;
+    expect(pairs.length).toBe(16);
+    expect([...pairs].sort(byRank)).toEqual(top.sorted());
+  });
+
   it('holds fewer than k when given fewer, and nothing for k = 0', () => {
     const top = new TopK<string>(5);
     top.offer(1, 'a');
