@@ -16,8 +16,11 @@
  * the loads run with the stack as started (A), then again after a restart with those variables (B),
  * `--rounds` times each, alternated (A B A B...), and a summary puts the rounds side by side. The
  * mixed loads' POSTs add memos as the rounds go, so later rounds search a few more chunks.
+ * `--compare-scale` does the same for `pnpm start --scale` (e.g. `search=1`: B adds a search-only
+ * indexer), alone or with `--compare`.
  *
- *   tsx bench/load.bench.ts [--memos 2000] [--duration 10] [--ingest-rate 100] [--scale search=1] [--compare INDEXER_SCAN_THREAD=true] [--rounds 2]
+ *   tsx bench/load.bench.ts [--memos 2000] [--duration 10] [--ingest-rate 100] [--scale search=1]
+ *     [--compare INDEXER_SCAN_THREAD=true] [--compare-scale search=1] [--rounds 2]
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -40,6 +43,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     scale: { type: 'string', default: '' },
     compare: { type: 'string', default: '' },
+    'compare-scale': { type: 'string', default: '' },
     rounds: { type: 'string', default: '1' },
     'ingest-rate': { type: 'string', default: '100' },
   },
@@ -104,15 +108,22 @@ try {
   const get = { label: 'GET', method: 'GET' as const, path: memoPath };
   const post = { label: 'POST', method: 'POST' as const, path: '/api/v1/memo', body: memoBody };
   const mixed = [search, get, search, get, post];
-  /** The CPU milliseconds each process spent per request since `before`, as a row of `cpuRows` and by process. */
-  const cpuPerRequest = (label: string, before: ReturnType<typeof cpuSnapshot>, requests: number, cpuRows: [string, string][]) => {
-    const perRequest = cpuBetween(before, cpuSnapshot(stack.process.pid!)).map(([name, seconds]): [string, number] => [name, (1000 * seconds) / requests]);
+  /** The stack's processes and this one (the load generator), for `cpuPerRequest`. */
+  const cpuNow = () => ({ stack: cpuSnapshot(stack.process.pid!), generator: process.cpuUsage() });
+  /**
+   * The CPU milliseconds each process spent per request since `before`, as a row of `cpuRows` and by
+   * process; the load generator's (autocannon, in this process) last, as it shares the same cores.
+   */
+  const cpuPerRequest = (label: string, before: ReturnType<typeof cpuNow>, requests: number, cpuRows: [string, string][]) => {
+    const generator = process.cpuUsage(before.generator);
+    const perRequest = cpuBetween(before.stack, cpuSnapshot(stack.process.pid!)).map(([name, seconds]): [string, number] => [name, (1000 * seconds) / requests]);
+    perRequest.push(['load generator', (generator.user + generator.system) / 1000 / requests]);
     cpuRows.push([label, perRequest.map(([name, ms]) => `${name} ${ms.toFixed(2)}`).join(', ')]);
     return new Map(perRequest);
   };
   /** One load, with the CPU milliseconds each process of the stack spent per request. */
   const measured = async (label: string, requests: Parameters<typeof load>[1]['requests'], connections: number, cpuRows: [string, string][]) => {
-    const before = cpuSnapshot(stack.process.pid!);
+    const before = cpuNow();
     const result = await load(label, { url: stack.base, headers, requests, connections, durationS });
     return { result, cpu: cpuPerRequest(label, before, result.requestsPerSecond * durationS, cpuRows) };
   };
@@ -121,7 +132,7 @@ try {
    * more memo waited for until processed (so the next load does not meet this one's backlog).
    */
   const whileIngesting = async (label: string, cpuRows: [string, string][]) => {
-    const before = cpuSnapshot(stack.process.pid!);
+    const before = cpuNow();
     const [searches, posts] = await Promise.all([
       load(label, { url: stack.base, headers, requests: [search], connections: 4, durationS }),
       load('POST', { url: stack.base, headers, requests: [{ label: 'POST', method: 'POST', path: '/api/v1/memo', body: fullMemoBody }], connections: 8, durationS, overallRate: INGEST_RATE }),
@@ -167,13 +178,21 @@ try {
     return runs.map(([run]) => run);
   };
   const title = `HTTPS load on ${chunks} chunks (${MEMOS} memos)${values.scale ? `, --scale ${values.scale}` : ''}`;
-  const variants = Object.keys(compared).length === 0 ? [{ name: 'A', env: {} }] : [{ name: 'A (as started)', env: {} }, { name: `B (${values.compare})`, env: compared }];
+  const comparedScale = values['compare-scale'];
+  const bName = [values.compare, comparedScale && `--scale ${comparedScale}`].filter(Boolean).join(', ');
+  const variants: { name: string; env: Record<string, string>; args?: string[] }[] =
+    bName === ''
+      ? [{ name: 'A', env: {} }]
+      : [
+          { name: 'A (as started)', env: {}, args: values.scale ? ['--scale', values.scale] : [] },
+          { name: `B (${bName})`, env: compared, ...(comparedScale ? { args: ['--scale', comparedScale] } : {}) },
+        ];
   const summary: [string, string][] = [];
   let running = variants[0]!;
   for (let round = 1; round <= ROUNDS; round++) {
     for (const variant of variants) {
       if (variant !== running) {
-        await stack.restart(variant.env);
+        await stack.restart(variant.env, variant.args);
         running = variant;
       }
       const label = variants.length > 1 || ROUNDS > 1 ? `${variant.name}, round ${round}` : '';

@@ -28,9 +28,10 @@ export interface ProcessStack {
   output(): string;
   /**
    * Stops the stack and starts it again on the same data, ports, project and key, with `env` over
-   * the variables it started with (benchmarks compare settings on one seeded data set this way).
+   * the variables it started with and, when given, `args` instead of its `pnpm start` arguments
+   * (benchmarks compare settings and `--scale` on one seeded data set this way).
    */
-  restart(env: Record<string, string>): Promise<void>;
+  restart(env: Record<string, string>, args?: string[]): Promise<void>;
   stop(): Promise<number | null>;
 }
 
@@ -41,8 +42,9 @@ export async function startProcessStack(env: Record<string, string> = {}, args: 
   const natsUrl = `nats://127.0.0.1:${natsPort}`;
   const fullEnv = { MEMEX_PORT: String(port), MEMEX_DATA_DIR: dir.path, NATS_URL: natsUrl, LOG_LEVEL: 'warn', ...env };
   let output = '';
+  let startArgs = args;
   const launch = async (launchEnv: Record<string, string>): Promise<ChildProcess> => {
-    const started = await spawnStart(args, launchEnv);
+    const started = await spawnStart(startArgs, launchEnv);
     output = '';
     started.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     started.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -89,9 +91,10 @@ export async function startProcessStack(env: Record<string, string> = {}, args: 
     },
     createProject,
     output: () => output,
-    async restart(overrides) {
+    async restart(overrides, restartArgs) {
       const code = await halt(child);
       if (code !== 0) throw new Error(`the stack exited with ${code} when stopped for a restart:\n${output}`);
+      if (restartArgs) startArgs = restartArgs;
       child = await launch({ ...fullEnv, ...overrides });
     },
     async stop() {
