@@ -595,7 +595,6 @@ export class EmbeddedSearchIndex implements SearchIndex {
 
   private write<T>(fn: () => T): T {
     this.rowsInTransaction = 0;
-    this.attributesWritten.clear();
     try {
       const result = this.db.transaction(fn).immediate();
       this.dirty = true;
