@@ -7,16 +7,16 @@ import { EmbeddedSearchIndex } from './searchIndex/embedded';
 import type { SearchIndex } from './searchIndex/port';
 
 /**
- * INDEXER_SCAN_THREAD: `auto` scans on a second thread only where the machine has more than 2
- * cores. On 2 cores that also run the gateway, NATS and the clients, the thread took the whole
- * stack's throughput down under mixed load (bench:load at 33k chunks: 17% vs 24% of the GET
- * anchor, the indexer's CPU per request +30-67%), though it speeds one search up by a fifth there.
- * At 100k chunks too (`bench:load --memos 72000 --compare INDEXER_SCAN_THREAD=true --rounds 2`):
- * searches alone 780-827 vs 596-769 req/s with it, but mixed loads 715-824 vs 738-987 req/s at
- * c=32 and 844-1,044 vs 984-1,228 at c=200.
+ * INDEXER_SCAN_THREAD: `auto` scans on a second thread where the machine has more than 2 cores, and
+ * on 2 or fewer only while the machine has CPU to spare (`when-spare`: see SpareCpuGate). On 2 cores
+ * that also run the gateway, NATS and the clients, the thread always in use took the whole stack's
+ * throughput down under mixed load (bench:load at 33k chunks: 17% vs 24% of the GET anchor), though
+ * it speeds one search up by a fifth. At 98,810 chunks (`bench:load --memos 72000 --compare
+ * INDEXER_SCAN_THREAD=true --rounds 2`, 2026-11-28): searches alone 979 / 919 vs 754 / 693 req/s with
+ * it, mixed loads at c=32 963 / 890 vs 993 / 949 req/s.
  */
-export function scanThreadEnabled(setting: IndexerConfig['INDEXER_SCAN_THREAD'], cores = availableParallelism()): boolean {
-  return setting === 'auto' ? cores > 2 : setting === 'true';
+export function scanThreadEnabled(setting: IndexerConfig['INDEXER_SCAN_THREAD'], cores = availableParallelism()): boolean | 'when-spare' {
+  return setting === 'auto' ? (cores > 2 ? true : 'when-spare') : setting === 'true';
 }
 
 /** Qdrant when QDRANT_URL is set; otherwise the embedded index in the data directory. */

@@ -4,9 +4,9 @@ import { scanThreadEnabled } from './stores';
 import { WRITE_TURN_MS } from './searchIndex/writeTurn';
 
 describe('INDEXER_SCAN_THREAD', () => {
-  it('is auto by default: the scan thread only on machines with more than 2 cores', () => {
+  it('is auto by default: the scan thread always on machines with more than 2 cores, while CPU is spare on smaller ones', () => {
     expect(loadIndexerConfig({}).INDEXER_SCAN_THREAD).toBe('auto');
-    expect(scanThreadEnabled('auto', 2)).toBe(false);
+    expect(scanThreadEnabled('auto', 2)).toBe('when-spare');
     expect(scanThreadEnabled('auto', 4)).toBe(true);
   });
 

@@ -7,6 +7,7 @@ import { decodeFloat16, encodeFloat16, readHalves } from './float16';
 import { GraphFiles } from './graphFiles';
 import { WRITE_TURN_MS } from './writeTurn';
 import { ScanThread } from './scanThread';
+import { SpareCpuGate } from './spareCpu';
 import { CatalogMemory, ModelMemory, type DenseSearchOptions, type FullVector, type ModelMemoryOptions, type SavedGraph } from './memory';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from './port';
 
@@ -140,10 +141,11 @@ export interface EmbeddedIndexOptions {
   vectorCacheBytes?: number;
   /**
    * Whether large exact dense scans run on a second thread while BM25 runs on this one (see
-   * ScanThread; the thread starts with the first such scan): true by default here; the indexer
-   * passes INDEXER_SCAN_THREAD (by default, true only with more than 2 cores: see scanThreadEnabled).
+   * ScanThread; the thread starts with the first such scan): true by default here; `when-spare`:
+   * only while the machine has CPU to spare (SpareCpuGate). The indexer passes INDEXER_SCAN_THREAD
+   * (by default, true with more than 2 cores and `when-spare` with 2 or fewer: see scanThreadEnabled).
    */
-  scanThread?: boolean;
+  scanThread?: boolean | 'when-spare';
   /** Told once if the scan thread stops serving (scans then run in this thread). */
   onScanThreadFailure?: (reason: string) => void;
 }
@@ -291,6 +293,8 @@ export class EmbeddedSearchIndex implements SearchIndex {
   private readonly graphs: GraphFiles | undefined;
   private readonly instance: string;
   private readonly scanThread: ScanThread | undefined;
+  /** What opens the scan thread to scans with `scanThread: 'when-spare'`. */
+  private readonly spareCpu: SpareCpuGate | undefined;
 
   constructor(
     path: string,
@@ -304,7 +308,12 @@ export class EmbeddedSearchIndex implements SearchIndex {
     this.instance = this.db.prepare<[], { value: string }>(`SELECT value FROM info WHERE key = 'instance'`).get()!.value;
     const graphDir = options.graphDir ?? join(dirname(path), `${basename(path).replace(/\.db$/, '')}.graphs`);
     this.graphs = graphDir === false ? undefined : new GraphFiles(graphDir);
-    this.scanThread = options.scanThread === false ? undefined : new ScanThread(options.onScanThreadFailure);
+    if (options.scanThread === 'when-spare') {
+      const gate: SpareCpuGate = new SpareCpuGate({ threadCpuMs: (): number => thread.cpuMs });
+      const thread: ScanThread = new ScanThread(options.onScanThreadFailure, gate);
+      this.spareCpu = gate.start();
+      this.scanThread = thread;
+    } else this.scanThread = options.scanThread === false ? undefined : new ScanThread(options.onScanThreadFailure);
     this.stmts = {
       catalogRow: this.db.prepare<[string], CatalogRow>('SELECT * FROM catalog WHERE memo_id = ?'),
       allCatalog: this.db.prepare<[], CatalogRow>('SELECT * FROM catalog'),
@@ -820,6 +829,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     if (!this.db.open) return;
     this.saveGraphs();
     for (const memory of this.models.values()) memory.dispose();
+    this.spareCpu?.stop();
     await this.scanThread?.close();
     this.db.close();
   }

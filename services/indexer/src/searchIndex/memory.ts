@@ -1035,8 +1035,8 @@ export class ModelMemory {
   }
 
   /**
-   * `searchDense`, with its exact scan on the scan thread when there is one and the model has at
-   * least {@link SCAN_THREAD_MIN_SLOTS} slots: the caller's thread is free meanwhile (a hybrid search
+   * `searchDense`, with its exact scan on the scan thread when there is one, engaged (its gate open:
+   * see SpareCpuGate), and the model has at least {@link SCAN_THREAD_MIN_SLOTS} slots: the caller's thread is free meanwhile (a hybrid search
    * runs BM25 then). The slots found are those of the model as it was when the search began: chunks
    * added meanwhile are not findable (as for a search that began before them), chunks removed
    * meanwhile are skipped, and a compaction meanwhile (slots renumbered) has the search run again here.
@@ -1054,7 +1054,7 @@ export class ModelMemory {
     if (!plan) return [];
     // (a scan of few slots, a filtered one say, costs less here than the hop to the thread and back)
     const scanned = plan.scan ? (plan.scan.slots?.length ?? plan.scan.total) : 0;
-    if (!plan.scan || !thread?.usable || scanned < SCAN_THREAD_MIN_SLOTS) return this.rankDense(query, plan, this.candidatesHere(plan), limit, exactTop, catalog);
+    if (!plan.scan || !thread?.engaged || scanned < SCAN_THREAD_MIN_SLOTS) return this.rankDense(query, plan, this.candidatesHere(plan), limit, exactTop, catalog);
     const layout = this.layout;
     let keys: Uint32Array | undefined;
     try {

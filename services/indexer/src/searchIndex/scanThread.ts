@@ -25,15 +25,30 @@ export type ExactScan = Omit<VectorScan, 'codes'>;
 /** What one scan asks of the thread: the scan, over the model's codes (shared, when on a SharedArrayBuffer; else copied). */
 export type ScanRequest = VectorScan;
 
-type WorkerReply = { id: number; keys: Uint32Array } | { id: number; error: string };
+/** `cpuNs`: the thread's CPU time in all, read at most every 100 ms (where Linux tells it). */
+type WorkerReply = { id: number; keys: Uint32Array; cpuNs?: number } | { id: number; error: string };
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+const { readFileSync } = require('node:fs');
 const { scan } = require(workerData.addon);
+let cpuReadAt = -Infinity;
+let cpuReadable = true;
+const cpuNs = () => {
+  const now = Date.now();
+  if (!cpuReadable || now - cpuReadAt < 100) return undefined;
+  cpuReadAt = now;
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
+  } catch {
+    cpuReadable = false;
+    return undefined;
+  }
+};
 parentPort.on('message', (m) => {
   try {
     const keys = scan(m.codes, m.total, m.dimension, m.query, m.k, m.cosine === true, m.slots, m.unordered === true);
-    parentPort.postMessage({ id: m.id, keys }, [keys.buffer]);
+    parentPort.postMessage({ id: m.id, keys, cpuNs: cpuNs() }, [keys.buffer]);
   } catch (error) {
     parentPort.postMessage({ id: m.id, error: String(error && error.message || error) });
   }
@@ -45,14 +60,31 @@ export class ScanThread {
   private failed: string | undefined;
   private nextId = 0;
   private answered = 0;
+  private cpuNs = 0;
   private readonly pending = new Map<number, { resolve: (keys: Uint32Array) => void; reject: (error: Error) => void }>();
 
-  /** `onFailure` hears once why the thread stopped serving; scans then run in the caller's thread. */
-  constructor(private readonly onFailure?: (reason: string) => void) {}
+  /**
+   * `onFailure` hears once why the thread stopped serving; scans then run in the caller's thread.
+   * With a `gate`, the thread takes scans only while it is open (see SpareCpuGate).
+   */
+  constructor(
+    private readonly onFailure?: (reason: string) => void,
+    private readonly gate?: { readonly open: boolean },
+  ) {}
 
   /** False once the worker could not start or died: callers scan in their own thread. */
   get usable(): boolean {
     return this.failed === undefined;
+  }
+
+  /** Usable, and its gate (if any) open: whether a scan should go to the thread now. */
+  get engaged(): boolean {
+    return this.usable && (this.gate?.open ?? true);
+  }
+
+  /** Milliseconds of CPU the thread has used, as it last told (0 where Linux's per-thread figures cannot be read). */
+  get cpuMs(): number {
+    return this.cpuNs / 1e6;
   }
 
   /** Scans the thread has answered (for tests and diagnostics). */
@@ -100,6 +132,7 @@ export class ScanThread {
       if ('error' in reply) waiting.reject(new Error(reply.error));
       else {
         this.answered += 1;
+        if (reply.cpuNs !== undefined && Number.isFinite(reply.cpuNs)) this.cpuNs = reply.cpuNs;
         waiting.resolve(reply.keys);
       }
     });

@@ -105,4 +105,20 @@ describe('ScanThread', () => {
     expect(ids(await memory.searchDenseAsync(q, eligible, 10, catalog, 'p'))).toEqual(expected);
     expect(reasons).toEqual([]); // (closing is not a failure)
   });
+
+  it('takes scans only while its gate is open, and tells the CPU it has used', async () => {
+    const gate = { open: false };
+    thread = new ScanThread(undefined, gate);
+    const { catalog, memory } = fill(thread, SCAN_THREAD_MIN_SLOTS);
+    const q = randomVector();
+    const eligible = catalog.eligible('p', []);
+    const expected = ids(memory.searchDense(q, eligible, 10, catalog, 'p'));
+    expect(ids(await memory.searchDenseAsync(q, eligible, 10, catalog, 'p'))).toEqual(expected);
+    expect(thread.served).toBe(0);
+    gate.open = true;
+    for (let i = 0; i < 20; i++) expect(ids(await memory.searchDenseAsync(q, eligible, 10, catalog, 'p'))).toEqual(expected);
+    expect(thread.served).toBe(20);
+    // (Linux tells a thread its CPU time; elsewhere the figure stays 0 and the gate judges by idle time alone)
+    if (process.platform === 'linux') expect(thread.cpuMs).toBeGreaterThan(0);
+  });
 });
