@@ -78,7 +78,9 @@ const fullTexts = memoTexts(500, 1500);
 let nextFull = 0;
 const fullMemoBody = () => JSON.stringify({ title: `Ingested ${nextFull}`, content: fullTexts[nextFull++ % fullTexts.length] });
 
-const stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0', LOG_LEVEL: 'warn' }, values.scale ? ['--scale', values.scale] : []);
+/** `pnpm start`'s arguments as the stack starts (A runs with them again after a restart for B). */
+const startArgs = values.scale ? ['--scale', values.scale] : [];
+const stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0', LOG_LEVEL: 'warn' }, startArgs);
 try {
   const call = <T>(method: string, url: string, body?: unknown) =>
     httpsJson<T>(method, `${stack.base}${url}`, { key: stack.key, agent: stack.agent, ...(body === undefined ? {} : { body }) });
@@ -184,7 +186,7 @@ try {
     bName === ''
       ? [{ name: 'A', env: {} }]
       : [
-          { name: 'A (as started)', env: {}, args: values.scale ? ['--scale', values.scale] : [] },
+          { name: 'A (as started)', env: {}, args: startArgs },
           { name: `B (${bName})`, env: compared, ...(comparedScale ? { args: ['--scale', comparedScale] } : {}) },
         ];
   const summary: [string, string][] = [];

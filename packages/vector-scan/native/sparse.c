@@ -101,6 +101,20 @@ static inline double contribution(const sparse_query *q, const term *p, double t
 static inline int below(double bound, double threshold) { return bound < threshold - 1e-9 * fabs(threshold); }
 
 /*
+ * Keeps, in touched[0..count) and in their order, the chunks whose sums the terms still to come (their
+ * bounds summed in `rest`) could lift to the threshold; zeroes the others' sums. Returns how many it kept.
+ */
+static size_t cut(double *sums, int32_t *touched, size_t count, double rest, double threshold) {
+  size_t kept = 0;
+  for (size_t i = 0; i < count; i++) {
+    int32_t slot = touched[i];
+    if (below(sums[slot] + rest, threshold)) sums[slot] = 0;
+    else touched[kept++] = slot;
+  }
+  return kept;
+}
+
+/*
  * Runs the query: leaves the surviving chunks in touched[0..*live) with their sums in `sums`, and
  * sets *kth to the k-th best score among them (-infinity when they are k or fewer). `rest` and
  * `heap` are scratch of count + 1 and k doubles. Returns 0 when out of memory (the sums of
@@ -145,13 +159,8 @@ static int run(const sparse_query *q, size_t *live, double *kth, double *rest, d
     }
   }
   if (t < t_count) {
-    /* The chunks that can still reach the top k, ascending. */
-    size_t alive = 0;
-    for (size_t i = 0; i < count; i++) {
-      int32_t slot = touched[i];
-      if (below(sums[slot] + rest[t], threshold)) sums[slot] = 0;
-      else touched[alive++] = slot;
-    }
+    /* The chunks that can still reach the top k. */
+    size_t alive = cut(sums, touched, count, rest[t], threshold);
     /*
      * While the next term's postings are few beside the survivors, they are walked whole, each adding
      * to its chunk's sum if that chunk survives (a survivor's sum is above zero, every other slot's
@@ -168,13 +177,7 @@ static int run(const sparse_query *q, size_t *live, double *kth, double *rest, d
         if (sum != 0) sums[slot] = sum + contribution(q, p, p->tfs[j], slot);
       }
       t++;
-      size_t still = 0;
-      for (size_t i = 0; i < alive; i++) {
-        int32_t slot = touched[i];
-        if (below(sums[slot] + rest[t], threshold)) sums[slot] = 0;
-        else touched[still++] = slot;
-      }
-      alive = still;
+      alive = cut(sums, touched, alive, rest[t], threshold);
     }
     /* Put in ascending order through a bitmap of the slots, one bit each, read back a word at a time
        (glibc's qsort of the ~10^4 survivors at 100k chunks took ~40% of the whole search). */

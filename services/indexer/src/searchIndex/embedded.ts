@@ -308,12 +308,9 @@ export class EmbeddedSearchIndex implements SearchIndex {
     this.instance = this.db.prepare<[], { value: string }>(`SELECT value FROM info WHERE key = 'instance'`).get()!.value;
     const graphDir = options.graphDir ?? join(dirname(path), `${basename(path).replace(/\.db$/, '')}.graphs`);
     this.graphs = graphDir === false ? undefined : new GraphFiles(graphDir);
-    if (options.scanThread === 'when-spare') {
-      const gate: SpareCpuGate = new SpareCpuGate({ threadCpuMs: (): number => thread.cpuMs });
-      const thread: ScanThread = new ScanThread(options.onScanThreadFailure, gate);
-      this.spareCpu = gate.start();
-      this.scanThread = thread;
-    } else this.scanThread = options.scanThread === false ? undefined : new ScanThread(options.onScanThreadFailure);
+    const gate = options.scanThread === 'when-spare' ? new SpareCpuGate({ threadCpuMs: () => this.scanThread?.cpuMs ?? 0 }) : undefined;
+    this.scanThread = options.scanThread === false ? undefined : new ScanThread(options.onScanThreadFailure, gate);
+    this.spareCpu = gate?.start();
     this.stmts = {
       catalogRow: this.db.prepare<[string], CatalogRow>('SELECT * FROM catalog WHERE memo_id = ?'),
       allCatalog: this.db.prepare<[], CatalogRow>('SELECT * FROM catalog'),
