@@ -1,8 +1,9 @@
 /**
  * The per-service Memex images, composed by @memex/testcontainers' MemexStack (NATS and one
  * container per service on a private network, embedded stores): they run compiled JavaScript as
- * uid 10001, serve the user's path over HTTPS, and lose no acknowledged write when a service's
- * container is killed (SIGKILL) and started again while clients keep writing.
+ * uid 10001, count the CPU their quota allows (`resources`), serve the user's path over HTTPS, and
+ * lose no acknowledged write when a service's container is killed (SIGKILL) and started again while
+ * clients keep writing.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -20,7 +21,8 @@ describeWithImages('the Memex service images (MemexStack)', IMAGES, () => {
   let api: Api;
 
   beforeAll(async () => {
-    stack = await new MemexStack({ natsImage: LOCAL_NATS }).start();
+    // The indexer limited to one core's worth of CPU time on this 2-core (or larger) machine.
+    stack = await new MemexStack({ natsImage: LOCAL_NATS, resources: { indexer: { cpu: 1 } } }).start();
     api = httpsApi(stack.baseUrl, stack.caCertificate);
   });
   afterAll(async () => {
@@ -37,6 +39,18 @@ describeWithImages('the Memex service images (MemexStack)', IMAGES, () => {
       const tsx = await c.exec(['sh', '-c', 'ls /app/node_modules/tsx /app/node_modules/typescript 2>&1 || true']);
       expect(tsx.stdout, name).toMatch(/No such file/);
     }
+  });
+
+  it('count the cores their CPU quota allows, not the host\'s (the indexer\'s scan thread depends on it)', async () => {
+    const host = Number(await stack.service('gateway').exec(['nproc']).then((r) => r.stdout.trim()));
+    expect(host).toBeGreaterThanOrEqual(2);
+    // nproc counts the cpuset, which a CPU quota leaves whole: the indexer's own reading says 1
+    expect(Number((await stack.service('indexer').exec(['nproc'])).stdout.trim())).toBe(host);
+    const metrics = await eventually(async () => {
+      const text = await stack.metrics();
+      return /^memex_indexer_cpu_cores\{/m.test(text) ? text : undefined;
+    }, 10_000);
+    expect(metrics).toMatch(/^memex_indexer_cpu_cores\{[^}]*\} 1$/m);
   });
 
   it('store, process, find and discuss a memo over HTTPS', async () => {

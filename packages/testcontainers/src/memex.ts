@@ -86,6 +86,11 @@ function apiClient(baseUrl: string, ca: string, key: string): MemexEndpoint['api
     });
 }
 
+/** The container with the CPU and memory quota given (none where undefined). */
+function limited(container: GenericContainer, resources: { cpu?: number; memory?: number } | undefined): GenericContainer {
+  return resources ? container.withResourcesQuota(resources) : container;
+}
+
 async function execOk(container: StartedTestContainer, command: string[]): Promise<string> {
   const result = await container.exec(command);
   if (result.exitCode !== 0) throw new Error(`${command.join(' ')} failed (${result.exitCode}): ${result.output}`);
@@ -204,6 +209,11 @@ export interface MemexStackOptions {
   embeddingModel?: string;
   /** Extra environment for every service. */
   environment?: Record<string, string>;
+  /**
+   * Limits per service container, as `docker run --cpus` and `--memory` set them: `cpu` in cores,
+   * `memory` in GB. E.g. `{ indexer: { cpu: 1 } }` runs the indexer on one core's worth of CPU time.
+   */
+  resources?: Record<string, { cpu?: number; memory?: number }>;
 }
 
 /**
@@ -241,7 +251,7 @@ export class MemexStack {
       const workers = services.filter((s) => s !== 'gateway');
       const startedWorkers = await Promise.all(
         workers.map((name) =>
-          new GenericContainer(`${registry}/memex-${name}:${tag}`)
+          limited(new GenericContainer(`${registry}/memex-${name}:${tag}`), o.resources?.[name])
             .withNetwork(network)
             .withNetworkAliases(name)
             .withEnvironment({ ...env, MEMEX_HEALTH_PORT: String(HEALTH_PORT) })
@@ -255,11 +265,11 @@ export class MemexStack {
       started.push(...startedWorkers);
       let endpoint: MemexEndpoint | undefined;
       if (services.includes('gateway')) {
-        const gateway = await new GenericContainer(`${registry}/memex-gateway:${tag}`)
+        const gateway = await limited(new GenericContainer(`${registry}/memex-gateway:${tag}`), o.resources?.gateway)
           .withNetwork(network)
           .withNetworkAliases('gateway')
-          .withEnvironment({ ...env, MEMEX_PORT: String(HTTPS_PORT) })
-          .withExposedPorts(HTTPS_PORT)
+          .withEnvironment({ ...env, MEMEX_PORT: String(HTTPS_PORT), MEMEX_HEALTH_PORT: String(HEALTH_PORT) })
+          .withExposedPorts(HTTPS_PORT, HEALTH_PORT)
           .withWaitStrategy(Wait.forHttp('/readyz', HTTPS_PORT).usingTls().allowInsecure().forStatusCode(200))
           .withStartupTimeout(180_000)
           .start();
@@ -307,6 +317,17 @@ export class StartedMemexStack {
   }
   api<T = unknown>(method: string, path: string, body?: unknown): Promise<ApiResponse<T>> {
     return this.gateway.api<T>(method, path, body);
+  }
+
+  /**
+   * The Prometheus text of every running instance's metrics, as the gateway gathers them over NATS
+   * on its operator port (MEMEX_HEALTH_PORT, plain HTTP, never the API's port).
+   */
+  async metrics(): Promise<string> {
+    const gateway = this.service('gateway');
+    const res = await fetch(`http://${gateway.getHost()}:${gateway.getMappedPort(HEALTH_PORT)}/metrics`);
+    if (!res.ok) throw new Error(`GET /metrics: ${res.status}`);
+    return res.text();
   }
 
   /** The container of a service (`nats`, `gateway`, `memo`, …). */

@@ -28,6 +28,7 @@ import { loadRemoteEmbedder, parseRemoteModel } from './embedding/remote';
 import { MemoProcessor } from './processing/processor';
 import { EncodedTexts } from './search/encodedTexts';
 import { hybridSearch } from './search/hybrid';
+import { effectiveCores, readCpuLimits } from './searchIndex/cpuLimits';
 import { ModelSet } from './state/models';
 import { Reindexer } from './state/reindex';
 import { openSearchIndex } from './stores';
@@ -53,7 +54,10 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
   await ensureTopology(jsm, { replicas: config.MEMEX_NATS_REPLICAS, retry: retryOverrides(config), logger });
   const js = jetstream(nc);
 
-  const index = await openSearchIndex(config, logger);
+  // The CPU this process may use (its cpuset and cgroup quota), which decides the scan thread.
+  const cpu = readCpuLimits();
+  metrics.gauge('memex_indexer_cpu_cores', 'Cores the indexer counts as its own: those it may run on, capped by its cgroup\'s CPU quota').set(effectiveCores(cpu));
+  const index = await openSearchIndex(config, logger, cpu);
   const reranker = await openReranker(config);
   const models = new ModelSet(
     (model) => {

@@ -1,8 +1,8 @@
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '@memex/runtime';
 import { vectorScanKernel } from '@memex/vector-scan';
 import type { IndexerConfig } from './config';
+import { type CpuLimits, describeCpuLimits, effectiveCores, readCpuLimits } from './searchIndex/cpuLimits';
 import { EmbeddedSearchIndex } from './searchIndex/embedded';
 import type { SearchIndex } from './searchIndex/port';
 
@@ -14,13 +14,16 @@ import type { SearchIndex } from './searchIndex/port';
  * it speeds one search up by a fifth. At 98,810 chunks (`bench:load --memos 72000 --compare
  * INDEXER_SCAN_THREAD=true --rounds 2`, 2026-11-28): searches alone 979 / 919 vs 754 / 693 req/s with
  * it, mixed loads at c=32 963 / 890 vs 993 / 949 req/s.
+ *
+ * The cores are those the process can keep busy (effectiveCores: its cpuset, capped by its cgroup's
+ * CPU quota), so a container given `--cpus 2` on a larger host counts 2.
  */
-export function scanThreadEnabled(setting: IndexerConfig['INDEXER_SCAN_THREAD'], cores = availableParallelism()): boolean | 'when-spare' {
+export function scanThreadEnabled(setting: IndexerConfig['INDEXER_SCAN_THREAD'], cores = effectiveCores(readCpuLimits())): boolean | 'when-spare' {
   return setting === 'auto' ? (cores > 2 ? true : 'when-spare') : setting === 'true';
 }
 
 /** Qdrant when QDRANT_URL is set; otherwise the embedded index in the data directory. */
-export async function openSearchIndex(config: IndexerConfig, logger?: Logger): Promise<SearchIndex> {
+export async function openSearchIndex(config: IndexerConfig, logger?: Logger, cpu: CpuLimits = readCpuLimits()): Promise<SearchIndex> {
   if (config.QDRANT_URL) {
     const { QdrantSearchIndex } = await import('./searchIndex/qdrant');
     return QdrantSearchIndex.connect(config.QDRANT_URL, {
@@ -31,12 +34,13 @@ export async function openSearchIndex(config: IndexerConfig, logger?: Logger): P
   }
   // Loads the scans' native addon (dense and BM25) now: one missing from a build fails the start, not the first search.
   const kernel = vectorScanKernel();
-  logger?.info({ kernel }, 'scan addon loaded (dense and BM25)');
+  const scanThread = scanThreadEnabled(config.INDEXER_SCAN_THREAD, effectiveCores(cpu));
+  logger?.info({ kernel, scanThread, cpu: describeCpuLimits(cpu) }, 'scan addon loaded (dense and BM25)');
   return new EmbeddedSearchIndex(join(config.MEMEX_DATA_DIR, 'indexer', 'index.db'), {
     compact: config.MEMEX_SEAL_DEFLATE,
     vectorCacheBytes: config.INDEXER_VECTOR_CACHE_MB * 1024 * 1024,
     writeTurnMs: config.INDEXER_WRITE_TURN_MS,
-    scanThread: scanThreadEnabled(config.INDEXER_SCAN_THREAD),
+    scanThread,
     onScanThreadFailure: (reason) => logger?.warn({ reason }, 'dense scan thread stopped; scans run on the main thread'),
     // A graph built rather than loaded at start is worth knowing about: it takes minutes at a million chunks.
     onGraph: (event) => logger?.info(event, event.outcome === 'loaded' ? 'HNSW graph loaded' : 'HNSW graph built'),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadIndexerConfig } from './config';
+import { effectiveCores } from './searchIndex/cpuLimits';
 import { scanThreadEnabled } from './stores';
 import { WRITE_TURN_MS } from './searchIndex/writeTurn';
 
@@ -8,6 +9,12 @@ describe('INDEXER_SCAN_THREAD', () => {
     expect(loadIndexerConfig({}).INDEXER_SCAN_THREAD).toBe('auto');
     expect(scanThreadEnabled('auto', 2)).toBe('when-spare');
     expect(scanThreadEnabled('auto', 4)).toBe(true);
+  });
+
+  it('counts a container\'s cores by its quota: 8 allowed under `--cpus 1.5` are 2', () => {
+    const quota = { cores: 1.5, usageFile: '/sys/fs/cgroup/cpu.stat', usageKey: 'usage_usec', usageMsPerUnit: 1e-3 };
+    expect(scanThreadEnabled('auto', effectiveCores({ cpus: [0, 1, 2, 3, 4, 5, 6, 7], quota }))).toBe('when-spare');
+    expect(scanThreadEnabled('auto', effectiveCores({ cpus: [0, 1, 2, 3, 4, 5, 6, 7] }))).toBe(true);
   });
 
   it('true and false force it either way', () => {

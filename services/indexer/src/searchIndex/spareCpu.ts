@@ -6,9 +6,11 @@
  * There the thread pays off only while the indexer's thread is the bottleneck and the other core is
  * partly idle: searches alone at 98,810 chunks ran ~30% faster with it, while mixed loads, which
  * already keep both cores busy, ran 3-6% slower (bench:load, docs/benchmarks.md). So the gate reads
- * the machine's idle time (Linux's /proc/stat) every `intervalMs`, adds back the CPU the scan thread
- * itself took (the thread reports it: /proc/thread-self/schedstat), since that time would be idle
- * without it, and stays open while that spare share of the machine, smoothed over a few samples,
+ * the idle time of the cores the process may use (Linux's /proc/stat; in a container, its cpuset)
+ * every `intervalMs`, under a cgroup CPU quota no more than the quota leaves unused (cpuLimits.ts:
+ * /proc/stat counts the host's cores whatever the quota), adds back the CPU the scan thread itself
+ * took (the thread reports it: /proc/thread-self/schedstat), since that time would be idle without
+ * it, and stays open while that spare share of the cores it may use, smoothed over a few samples,
  * is at least `openAt`. The two measures are alike with the thread in use or not, so the gate does
  * not flip each time its own choice changes the load.
  *
@@ -16,36 +18,55 @@
  * thread, as they did on 2 cores before it.
  */
 import { readFileSync } from 'node:fs';
+import { type CpuLimits, readCpuLimits, readQuotaUsageMs } from './cpuLimits';
 
-/** The machine's CPU time in all (every core) and the idle part of it, in any one unit, and how many cores. */
+/** The CPU time of the cores the process may use, in any one unit; the idle part of it; how many cores. */
 export interface MachineCpu {
   idle: number;
   total: number;
   cores: number;
+  /** Under a cgroup quota: the quota in cores, and the milliseconds its cgroup has used in all. */
+  quota?: { cores: number; usedMs: number };
 }
 
-/** The aggregate `cpu` line of /proc/stat (idle and iowait count as idle); undefined where unreadable. */
-export function readMachineCpu(read: () => string = () => readFileSync('/proc/stat', 'utf8')): MachineCpu | undefined {
+/**
+ * The `cpuN` lines of /proc/stat for the cores in `limits.cpus` (every core where that is unknown),
+ * summed; idle and iowait count as idle. With a quota, the time its cgroup has used. Undefined
+ * where /proc/stat cannot be read or has none of those cores.
+ */
+export function readMachineCpu(
+  limits: CpuLimits = {},
+  read: () => string = () => readFileSync('/proc/stat', 'utf8'),
+  readUsageMs: (quota: NonNullable<CpuLimits['quota']>) => number | undefined = (quota) => readQuotaUsageMs(quota),
+): MachineCpu | undefined {
   let text: string;
   try {
     text = read();
   } catch {
     return undefined;
   }
-  const lines = text.split('\n');
-  const line = lines[0] ?? '';
-  const cores = lines.filter((l) => /^cpu\d/.test(l)).length;
-  const fields = line.trim().split(/\s+/);
-  if (fields[0] !== 'cpu' || fields.length < 6) return undefined;
-  // user nice system idle iowait irq softirq steal (guest time is already inside user and nice)
-  const values = fields.slice(1, 9).map(Number);
-  if (values.some((v) => !Number.isFinite(v))) return undefined;
-  const total = values.reduce((sum, v) => sum + v, 0);
-  return { idle: values[3]! + values[4]!, total, cores: Math.max(1, cores) };
+  const allowed = limits.cpus && new Set(limits.cpus);
+  let idle = 0;
+  let total = 0;
+  let cores = 0;
+  for (const line of text.split('\n')) {
+    const fields = line.trim().split(/\s+/);
+    const core = /^cpu(\d+)$/.exec(fields[0] ?? '');
+    if (!core || (allowed && !allowed.has(Number(core[1]))) || fields.length < 6) continue;
+    // user nice system idle iowait irq softirq steal (guest time is already inside user and nice)
+    const values = fields.slice(1, 9).map(Number);
+    if (values.some((v) => !Number.isFinite(v))) return undefined;
+    idle += values[3]! + values[4]!;
+    total += values.reduce((sum, v) => sum + v, 0);
+    cores++;
+  }
+  if (cores === 0) return undefined;
+  const usedMs = limits.quota && readUsageMs(limits.quota);
+  return { idle, total, cores, ...(limits.quota && usedMs !== undefined ? { quota: { cores: limits.quota.cores, usedMs } } : {}) };
 }
 
 export interface SpareCpuOptions {
-  /** The machine's counters now (readMachineCpu by default). */
+  /** The machine's counters now (readMachineCpu over this process's readCpuLimits by default). */
   sample?: () => MachineCpu | undefined;
   /** Milliseconds of CPU the scan thread has used in all, as it last reported. */
   threadCpuMs: () => number;
@@ -66,7 +87,11 @@ export class SpareCpuGate {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: SpareCpuOptions) {
-    this.sample = options.sample ?? (() => readMachineCpu());
+    if (options.sample) this.sample = options.sample;
+    else {
+      const limits = readCpuLimits();
+      this.sample = () => readMachineCpu(limits);
+    }
     this.now = options.now ?? (() => performance.now());
     this.openAt = options.openAt ?? 0.2;
   }
@@ -109,9 +134,16 @@ export class SpareCpuGate {
     const last = this.last;
     this.last = { cpu, threadMs, at };
     if (!last || cpu.total <= last.cpu.total || at <= last.at) return;
-    const idle = (cpu.idle - last.cpu.idle) / (cpu.total - last.cpu.total);
-    const thread = Math.max(0, threadMs - last.threadMs) / ((at - last.at) * cpu.cores);
-    const spare = Math.min(1, Math.max(0, idle + thread));
+    const elapsedMs = at - last.at;
+    // in cores: idle on the allowed cores, the scan thread's own, and under a quota what it leaves
+    let idle = ((cpu.idle - last.cpu.idle) / (cpu.total - last.cpu.total)) * cpu.cores;
+    let capacity = cpu.cores;
+    if (cpu.quota && last.cpu.quota) {
+      idle = Math.min(idle, cpu.quota.cores - Math.max(0, cpu.quota.usedMs - last.cpu.quota.usedMs) / elapsedMs);
+      capacity = Math.min(capacity, cpu.quota.cores);
+    }
+    const thread = Math.max(0, threadMs - last.threadMs) / elapsedMs;
+    const spare = Math.min(1, Math.max(0, (idle + thread) / capacity));
     // (half the weight on the newest sample: a change of load shows within a second or two)
     this.smoothed = this.smoothed === undefined ? spare : (this.smoothed + spare) / 2;
   }
