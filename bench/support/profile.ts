@@ -2,11 +2,12 @@
  * Summarizes V8 CPU profiles (`--cpu-prof`) of the stack's processes: per process, the sampled CPU
  * time, and the functions with the most self and inclusive time.
  *
- *   tsx bench/support/profile.ts <dir> [--top 25] [--match <text>]
+ *   tsx bench/support/profile.ts <dir> [--top 25] [--match <text>] [--last <seconds>]
  *
  * `--match` lists only functions whose name or file contains the text (inclusive time counts a
  * function once per sample, however deep it recurses); `--stacks <text>` prints the heaviest call
- * paths that lead to a function whose label contains the text.
+ * paths that lead to a function whose label contains the text. `--last` counts only the samples of
+ * each profile's last seconds (a load run just before the stack stopped, without its start).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -27,7 +28,7 @@ interface CpuProfile {
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { top: { type: 'string', default: '25' }, match: { type: 'string' }, stacks: { type: 'string' } },
+  options: { top: { type: 'string', default: '25' }, match: { type: 'string' }, stacks: { type: 'string' }, last: { type: 'string' } },
 });
 const dir = positionals[0];
 if (!dir) throw new Error('usage: tsx bench/support/profile.ts <dir> [--top N] [--match text]');
@@ -51,7 +52,12 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sor
   const paths = new Map<string, number>();
   let total = 0;
   let idle = 0;
+  // the time of each sample, from the profile's start (microseconds)
+  let at = 0;
+  const from = values.last === undefined ? -Infinity : profile.endTime - profile.startTime - Number(values.last) * 1e6;
   for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i] ?? 0;
+    if (at < from) continue;
     const us = profile.timeDeltas[i + 1] ?? 0;
     const node = byId.get(profile.samples[i]!)!;
     const name = node.callFrame.functionName;
@@ -78,7 +84,7 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sor
       }
     }
   }
-  const wall = (profile.endTime - profile.startTime) / 1e6;
+  const wall = values.last === undefined ? (profile.endTime - profile.startTime) / 1e6 : Math.min(Number(values.last), (profile.endTime - profile.startTime) / 1e6);
   console.log(`\n== ${service} (${file}): ${(total / 1e6).toFixed(1)} s CPU sampled of ${wall.toFixed(1)} s wall, idle ${(idle / 1e6).toFixed(1)} s`);
   const match = values.match?.toLowerCase();
   const show = (title: string, m: Map<string, number>) => {
