@@ -27,35 +27,38 @@ typedef struct {
 
 /*
  * Offers v to a min-heap of at most k values in heap[0..*size): the lowest at the root, so once it
- * holds k, heap[0] is the k-th largest offered.
+ * holds k, heap[0] is the k-th largest offered. With `slots`, each value's slot moves beside it there.
  */
-static void heap_offer(double *heap, size_t *size, size_t k, double v) {
+static inline void heap_offer(double *heap, int32_t *slots, size_t *size, size_t k, double v, int32_t slot) {
+  size_t c;
   if (*size < k) {
-    size_t c = (*size)++;
+    c = (*size)++;
     while (c > 0 && heap[(c - 1) / 2] > v) {
       heap[c] = heap[(c - 1) / 2];
+      if (slots) slots[c] = slots[(c - 1) / 2];
       c = (c - 1) / 2;
     }
-    heap[c] = v;
-    return;
-  }
-  if (v <= heap[0]) return;
-  size_t c = 0;
-  for (;;) {
-    size_t l = 2 * c + 1;
-    if (l >= k) break;
-    size_t m = l + 1 < k && heap[l + 1] < heap[l] ? l + 1 : l;
-    if (heap[m] >= v) break;
-    heap[c] = heap[m];
-    c = m;
+  } else {
+    if (v <= heap[0]) return;
+    c = 0;
+    for (;;) {
+      size_t l = 2 * c + 1;
+      if (l >= k) break;
+      size_t m = l + 1 < k && heap[l + 1] < heap[l] ? l + 1 : l;
+      if (heap[m] >= v) break;
+      heap[c] = heap[m];
+      if (slots) slots[c] = slots[m];
+      c = m;
+    }
   }
   heap[c] = v;
+  if (slots) slots[c] = slot;
 }
 
 /* The k-th largest of sums[slots[0..count)] (count >= k >= 1), by a heap of k in `heap`. */
 static double kth_largest(const double *sums, const int32_t *slots, size_t count, size_t k, double *heap) {
   size_t size = 0;
-  for (size_t i = 0; i < count; i++) heap_offer(heap, &size, k, sums[slots[i]]);
+  for (size_t i = 0; i < count; i++) heap_offer(heap, NULL, &size, k, sums[slots[i]], 0);
   return heap[0];
 }
 
@@ -113,33 +116,6 @@ static size_t cut(double *sums, int32_t *touched, size_t count, double rest, dou
     else touched[kept++] = slot;
   }
   return kept;
-}
-
-/* As heap_offer, with each value's slot kept beside it in `slots`. */
-static void heap_offer_slot(double *heap, int32_t *slots, size_t *size, size_t k, double v, int32_t slot) {
-  size_t c;
-  if (*size < k) {
-    c = (*size)++;
-    while (c > 0 && heap[(c - 1) / 2] > v) {
-      heap[c] = heap[(c - 1) / 2];
-      slots[c] = slots[(c - 1) / 2];
-      c = (c - 1) / 2;
-    }
-  } else {
-    if (v <= heap[0]) return;
-    c = 0;
-    for (;;) {
-      size_t l = 2 * c + 1;
-      if (l >= k) break;
-      size_t m = l + 1 < k && heap[l + 1] < heap[l] ? l + 1 : l;
-      if (heap[m] >= v) break;
-      heap[c] = heap[m];
-      slots[c] = slots[m];
-      c = m;
-    }
-  }
-  heap[c] = v;
-  slots[c] = slot;
 }
 
 static int ascending_slots(const void *a, const void *b) {
@@ -205,7 +181,7 @@ static int run(const sparse_query *q, size_t *live, double *kth, double *rest, d
        their postings outnumber the sums the look reads (twice: the k-th, then the survivors). */
     if (count >= k && rest[t] < best && postings_left > 2 * count) {
       size_t size = 0;
-      for (size_t i = 0; i < count; i++) heap_offer_slot(heap, best_slots, &size, k, sums[touched[i]], touched[i]);
+      for (size_t i = 0; i < count; i++) heap_offer(heap, best_slots, &size, k, sums[touched[i]], touched[i]);
       threshold = heap[0];
       if (below(rest[t], threshold)) break;
     }
@@ -297,7 +273,7 @@ static int run(const sparse_query *q, size_t *live, double *kth, double *rest, d
       sums[slot] = sum;
       touched[kept++] = slot;
       /* heap: the k best final scores so far */
-      heap_offer(heap, &done, k, sum);
+      heap_offer(heap, NULL, &done, k, sum, slot);
       if (done == k && heap[0] > threshold) threshold = heap[0];
     }
     free(cursor);
