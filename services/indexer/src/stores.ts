@@ -41,6 +41,7 @@ export async function openSearchIndex(config: IndexerConfig, logger?: Logger, cp
     vectorCacheBytes: config.INDEXER_VECTOR_CACHE_MB * 1024 * 1024,
     writeTurnMs: config.INDEXER_WRITE_TURN_MS,
     scanThread,
+    cpu,
     onScanThreadFailure: (reason) => logger?.warn({ reason }, 'dense scan thread stopped; scans run on the main thread'),
     // A graph built rather than loaded at start is worth knowing about: it takes minutes at a million chunks.
     onGraph: (event) => logger?.info(event, event.outcome === 'loaded' ? 'HNSW graph loaded' : 'HNSW graph built'),

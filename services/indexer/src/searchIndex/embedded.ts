@@ -7,6 +7,7 @@ import { decodeFloat16, encodeFloat16, readHalves } from './float16';
 import { GraphFiles } from './graphFiles';
 import { WRITE_TURN_MS } from './writeTurn';
 import { ScanThread } from './scanThread';
+import type { CpuLimits } from './cpuLimits';
 import { SpareCpuGate } from './spareCpu';
 import { CatalogMemory, ModelMemory, type DenseSearchOptions, type FullVector, type ModelMemoryOptions, type SavedGraph } from './memory';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from './port';
@@ -146,6 +147,8 @@ export interface EmbeddedIndexOptions {
    * (by default, true with more than 2 cores and `when-spare` with 2 or fewer: see scanThreadEnabled).
    */
   scanThread?: boolean | 'when-spare';
+  /** The CPU this process may use, for `when-spare` (read here when not given: see readCpuLimits). */
+  cpu?: CpuLimits;
   /** Told once if the scan thread stops serving (scans then run in this thread). */
   onScanThreadFailure?: (reason: string) => void;
 }
@@ -308,7 +311,10 @@ export class EmbeddedSearchIndex implements SearchIndex {
     this.instance = this.db.prepare<[], { value: string }>(`SELECT value FROM info WHERE key = 'instance'`).get()!.value;
     const graphDir = options.graphDir ?? join(dirname(path), `${basename(path).replace(/\.db$/, '')}.graphs`);
     this.graphs = graphDir === false ? undefined : new GraphFiles(graphDir);
-    const gate = options.scanThread === 'when-spare' ? new SpareCpuGate({ threadCpuMs: () => this.scanThread?.cpuMs ?? 0 }) : undefined;
+    const gate =
+      options.scanThread === 'when-spare'
+        ? new SpareCpuGate({ threadCpuMs: () => this.scanThread?.cpuMs ?? 0, ...(options.cpu ? { limits: options.cpu } : {}) })
+        : undefined;
     this.scanThread = options.scanThread === false ? undefined : new ScanThread(options.onScanThreadFailure, gate);
     this.spareCpu = gate?.start();
     this.stmts = {

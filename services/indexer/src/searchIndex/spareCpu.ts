@@ -66,13 +66,15 @@ export function readMachineCpu(
 }
 
 export interface SpareCpuOptions {
-  /** The machine's counters now (readMachineCpu over this process's readCpuLimits by default). */
+  /** The machine's counters now (readMachineCpu over `limits` by default). */
   sample?: () => MachineCpu | undefined;
+  /** The CPU this process may use, as read at start (readCpuLimits by default): the cores and quota `sample` reads. */
+  limits?: CpuLimits;
   /** Milliseconds of CPU the scan thread has used in all, as it last reported. */
   threadCpuMs: () => number;
   now?: () => number;
   intervalMs?: number;
-  /** Spare share of the whole machine (0-1) the gate stays open at: 0.2, a fifth of 2 cores. */
+  /** Spare share of the cores the process may use (0-1) the gate stays open at: 0.2, a fifth of 2 cores. */
   openAt?: number;
 }
 
@@ -87,11 +89,8 @@ export class SpareCpuGate {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: SpareCpuOptions) {
-    if (options.sample) this.sample = options.sample;
-    else {
-      const limits = readCpuLimits();
-      this.sample = () => readMachineCpu(limits);
-    }
+    const limits = options.sample ? undefined : (options.limits ?? readCpuLimits());
+    this.sample = options.sample ?? (() => readMachineCpu(limits));
     this.now = options.now ?? (() => performance.now());
     this.openAt = options.openAt ?? 0.2;
   }

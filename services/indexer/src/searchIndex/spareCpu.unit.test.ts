@@ -144,6 +144,17 @@ describe('SpareCpuGate', () => {
     expect(gate.spare).toBeCloseTo(0.4);
   });
 
+  it('reads the cores of the limits it is given (the indexer\'s, read once at start)', () => {
+    if (process.platform !== 'linux') return;
+    const first = new SpareCpuGate({ limits: { cpus: [0] }, threadCpuMs: () => 0 }).start();
+    first.stop();
+    expect(first.open).toBe(true);
+    // a core this machine does not have: nothing to read, so the gate stays shut
+    const gate = new SpareCpuGate({ limits: { cpus: [1_000_000] }, threadCpuMs: () => 0 }).start();
+    gate.stop();
+    expect(gate.open).toBe(false);
+  });
+
   it('stays shut where the machine\'s counters cannot be read', () => {
     const gate = new SpareCpuGate({ sample: () => undefined, threadCpuMs: () => 0 }).start();
     expect(gate.open).toBe(false);
