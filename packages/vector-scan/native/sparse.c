@@ -55,10 +55,13 @@ static inline void heap_offer(double *heap, int32_t *slots, size_t *size, size_t
   if (slots) slots[c] = slot;
 }
 
-/* The k-th largest of sums[slots[0..count)] (count >= k >= 1), by a heap of k in `heap`. */
-static double kth_largest(const double *sums, const int32_t *slots, size_t count, size_t k, double *heap) {
+/*
+ * The k-th largest of sums[slots[0..count)] (count >= k >= 1), by a heap of k in `heap`; with `best`,
+ * the k slots whose sums are the largest are left there (in no order).
+ */
+static double kth_largest(const double *sums, const int32_t *slots, size_t count, size_t k, double *heap, int32_t *best) {
   size_t size = 0;
-  for (size_t i = 0; i < count; i++) heap_offer(heap, NULL, &size, k, sums[slots[i]], 0);
+  for (size_t i = 0; i < count; i++) heap_offer(heap, best, &size, k, sums[slots[i]], slots[i]);
   return heap[0];
 }
 
@@ -132,7 +135,8 @@ static int ascending_slots(const void *a, const void *b) {
  *
  * The k-th best partial sum, which the walk stopped at, is lower: at 98,810 chunks (Vaswani's 93
  * queries, top 100) ~11k chunks a query survived the cut with it, each then looked up in the terms
- * left, and ~5k with this bound. -infinity (no bound) should the k not be k different chunks. `scores`: scratch of k.
+ * left, and ~5k with this bound. -infinity (no bound) should the k not be k different chunks.
+ * `scores`: scratch of k.
  */
 static double complete_best(const sparse_query *q, size_t t, int32_t *best, double *scores) {
   size_t k = q->k;
@@ -180,9 +184,7 @@ static int run(const sparse_query *q, size_t *live, double *kth, double *rest, d
     /* Only worth a look once the terms left could not lift an untouched chunk past the best sum, and
        their postings outnumber the sums the look reads (twice: the k-th, then the survivors). */
     if (count >= k && rest[t] < best && postings_left > 2 * count) {
-      size_t size = 0;
-      for (size_t i = 0; i < count; i++) heap_offer(heap, best_slots, &size, k, sums[touched[i]], touched[i]);
-      threshold = heap[0];
+      threshold = kth_largest(sums, touched, count, k, heap, best_slots);
       if (below(rest[t], threshold)) break;
     }
     const term *p = &terms[t];
@@ -280,7 +282,7 @@ static int run(const sparse_query *q, size_t *live, double *kth, double *rest, d
     count = kept;
   }
   *live = count;
-  *kth = count > k ? kth_largest(sums, touched, count, k, heap) : -INFINITY;
+  *kth = count > k ? kth_largest(sums, touched, count, k, heap, NULL) : -INFINITY;
   return 1;
 }
 
