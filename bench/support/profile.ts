@@ -31,7 +31,7 @@ const { values, positionals } = parseArgs({
   options: { top: { type: 'string', default: '25' }, match: { type: 'string' }, stacks: { type: 'string' }, last: { type: 'string' } },
 });
 const dir = positionals[0];
-if (!dir) throw new Error('usage: tsx bench/support/profile.ts <dir> [--top N] [--match text]');
+if (!dir) throw new Error('usage: tsx bench/support/profile.ts <dir> [--top N] [--match text] [--stacks text] [--last seconds]');
 const TOP = Number(values.top);
 
 const label = (frame: ProfileNode['callFrame']) => {
@@ -54,7 +54,8 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sor
   let idle = 0;
   // the time of each sample, from the profile's start (microseconds)
   let at = 0;
-  const from = values.last === undefined ? -Infinity : profile.endTime - profile.startTime - Number(values.last) * 1e6;
+  const span = profile.endTime - profile.startTime;
+  const from = values.last === undefined ? -Infinity : span - Number(values.last) * 1e6;
   for (let i = 0; i < profile.samples.length; i++) {
     at += profile.timeDeltas[i] ?? 0;
     if (at < from) continue;
@@ -84,7 +85,7 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sor
       }
     }
   }
-  const wall = values.last === undefined ? (profile.endTime - profile.startTime) / 1e6 : Math.min(Number(values.last), (profile.endTime - profile.startTime) / 1e6);
+  const wall = (span - Math.max(0, from)) / 1e6;
   console.log(`\n== ${service} (${file}): ${(total / 1e6).toFixed(1)} s CPU sampled of ${wall.toFixed(1)} s wall, idle ${(idle / 1e6).toFixed(1)} s`);
   const match = values.match?.toLowerCase();
   const show = (title: string, m: Map<string, number>) => {
