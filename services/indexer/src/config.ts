@@ -65,7 +65,7 @@ export const IndexerEnv = Type.Object({
   INDEXER_SCAN_THREAD: Type.Union([Type.Literal('auto'), Type.Literal('true'), Type.Literal('false')], {
     default: 'auto',
     description:
-      'Embedded index: exact dense scans of a model with 32,768 chunks or more run on a second thread while BM25 runs on the main one (the thread reads the int8 vectors where the indexer keeps them, shared, not copied); auto: always on a machine with more than 2 cores, and on one of 2 or fewer only while the machine has CPU to spare (idle time read from /proc/stat twice a second, the thread\'s own CPU counted as spare)',
+      'Embedded index: exact dense scans of a model with 32,768 chunks or more run on a second thread while BM25 runs on the main one (the thread reads the int8 vectors where the indexer keeps them, shared, not copied); auto: always with more than 2 cores, and with 2 or fewer only while they have CPU to spare (idle time read from /proc/stat twice a second, the thread\'s own CPU counted as spare); the cores are those the process may run on, capped by its cgroup\'s CPU quota',
   }),
   INDEXER_ROLE: Type.Union([Type.Literal('all'), Type.Literal('search'), Type.Literal('ingest')], {
     default: 'all',

@@ -1037,9 +1037,10 @@ export class ModelMemory {
   /**
    * `searchDense`, with its exact scan on the scan thread when there is one, engaged (its gate open:
    * see SpareCpuGate), and the model has at least {@link SCAN_THREAD_MIN_SLOTS} slots: the caller's
-   * thread is free meanwhile (a hybrid search runs BM25 then). The slots found are those of the model as it was when the search began: chunks
-   * added meanwhile are not findable (as for a search that began before them), chunks removed
-   * meanwhile are skipped, and a compaction meanwhile (slots renumbered) has the search run again here.
+   * thread is free meanwhile (a hybrid search runs BM25 then). The slots found are those of the model
+   * as it was when the search began: chunks added meanwhile are not findable (as for a search that
+   * began before them), chunks removed meanwhile are skipped, and a compaction meanwhile (slots
+   * renumbered) has the search run again here.
    */
   async searchDenseAsync(
     query: Float32Array,
