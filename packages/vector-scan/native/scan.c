@@ -7,7 +7,8 @@
  *
  * Ties rank by slot (the lower first), so the result depends on the codes alone. The dot product
  * runs with AVX2 where the CPU has it (chosen at load), else as a plain loop the compiler
- * vectorizes for the target (SSE2 on x86-64, NEON on arm64).
+ * vectorizes for the target (SSE2 on x86-64, NEON on arm64). With AVX2, a scan by inner product
+ * takes four rows at a time (scan_products_avx2): the same whole-number products, so the same result.
  *
  * Beside the scan, the estimates and products that rank its candidates by the full-precision query
  * (PLAIN_DOT and its AVX2 twins). The sparse (BM25) top k is in sparse.c; this file registers them all.
@@ -56,6 +57,49 @@ __attribute__((target("avx2"), always_inline)) static inline int32_t dot_avx2(co
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
   return _mm_cvtsi128_si32(s);
+}
+
+/* Bytes from index r on: 32 - r zeros, then r ones (keeps the last r bytes of 32). */
+static const int8_t tail_keep32[64] = {0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+                                       0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                       -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+
+/*
+ * A row's products with the query, summed into eight int32 lanes 32 bytes at a time (dot_avx2 takes
+ * 16): maddubs multiplies unsigned bytes by signed ones, so each row byte goes in as its magnitude
+ * and the query byte takes the row byte's sign. Exact while the query holds no -128, whose negation
+ * does not fit a byte (the caller checks): a pair of products is then at most 2 * 128 * 127, within
+ * maddubs' int16. The last n % 32 bytes come from one load of the final 32 (n >= 32), the row bytes
+ * already counted zeroed.
+ */
+__attribute__((target("avx2"), always_inline)) static inline __m256i lanes_avx2(const int8_t *query, const int8_t *row, size_t n) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i acc = _mm256_setzero_si256();
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i x = _mm256_loadu_si256((const __m256i *)(row + i));
+    __m256i y = _mm256_loadu_si256((const __m256i *)(query + i));
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(x), _mm256_sign_epi8(y, x)), ones));
+  }
+  if (i < n) {
+    __m256i keep = _mm256_loadu_si256((const __m256i *)(tail_keep32 + (n - i)));
+    __m256i x = _mm256_and_si256(keep, _mm256_loadu_si256((const __m256i *)(row + n - 32)));
+    __m256i y = _mm256_loadu_si256((const __m256i *)(query + n - 32));
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(x), _mm256_sign_epi8(y, x)), ones));
+  }
+  return acc;
+}
+
+/*
+ * Four rows' products with the query (n >= 32, no -128 in the query: see lanes_avx2), their lanes
+ * summed together: two rounds of horizontal adds and one add of the halves, where summing each
+ * row's lanes alone took as long as its products at 100 dimensions.
+ */
+__attribute__((target("avx2"), always_inline)) static inline __m128i dot4_avx2(const int8_t *query, const int8_t *r0, const int8_t *r1,
+                                                                               const int8_t *r2, const int8_t *r3, size_t n) {
+  __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(lanes_avx2(query, r0, n), lanes_avx2(query, r1, n)),
+                                _mm256_hadd_epi32(lanes_avx2(query, r2, n), lanes_avx2(query, r3, n)));
+  return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
 }
 #endif
 
@@ -132,6 +176,20 @@ static void sort_best(entry *e, size_t n) {
   }
 }
 
+/* Offers a scored row to the scan's kept rows (see SCAN_BODY): appended when above the threshold, the best k selected when they fill `room`. */
+static inline void offer(entry *kept, size_t *n, double *threshold, size_t room, size_t k, double score, size_t slot) {
+  if (score <= *threshold) return;
+  kept[*n].score = score;
+  kept[*n].slot = (uint32_t)slot;
+  if (++*n == room) {
+    select_best(kept, *n, k);
+    *n = k;
+    *threshold = kept[0].score;
+    for (size_t j = 1; j < k; j++)
+      if (kept[j].score < *threshold) *threshold = kept[j].score;
+  }
+}
+
 /*
  * The scan, written once and compiled per dot product kernel (an indirect call per row would cost
  * as much as the dot product): fills `kept` with the best rows, at most k, and returns how many.
@@ -153,17 +211,7 @@ static void sort_best(entry *e, size_t n) {
       int32_t norm = DOT(row, row, dimension);                           \
       score = norm > 0 ? score / sqrt((double)norm) : 0.0;               \
     }                                                                    \
-    if (score > threshold) {                                             \
-      kept[n].score = score;                                             \
-      kept[n].slot = (uint32_t)slot;                                     \
-      if (++n == room) {                                                 \
-        select_best(kept, n, k);                                         \
-        n = k;                                                           \
-        threshold = kept[0].score;                                       \
-        for (size_t j = 1; j < k; j++)                                   \
-          if (kept[j].score < threshold) threshold = kept[j].score;      \
-      }                                                                  \
-    }                                                                    \
+    offer(kept, &n, &threshold, room, k, score, slot);                   \
   }                                                                      \
   if (n > k) {                                                           \
     select_best(kept, n, k);                                             \
@@ -178,7 +226,51 @@ static void sort_best(entry *e, size_t n) {
 static size_t scan_plain(SCAN_ARGS) { SCAN_BODY(dot_plain) }
 
 #ifdef VECTOR_SCAN_X86
-__attribute__((target("avx2"))) static size_t scan_avx2(SCAN_ARGS) { SCAN_BODY(dot_avx2) }
+/*
+ * SCAN_BODY by inner product, four rows at a time (dot4_avx2), offered in slot order as there; the
+ * rows are the first `count` or, with `list`, those it names (a loop for each, so neither tests which per row).
+ */
+#define SCAN_PRODUCTS(SLOT)                                                                                                      \
+  for (; i + 4 <= count; i += 4) {                                                                                              \
+    size_t s0 = SLOT(i), s1 = SLOT(i + 1), s2 = SLOT(i + 2), s3 = SLOT(i + 3);                                                  \
+    __m128i four = dot4_avx2(query, codes + s0 * dimension, codes + s1 * dimension, codes + s2 * dimension,                    \
+                             codes + s3 * dimension, dimension);                                                                \
+    /* (most groups have no row above the threshold: one compare of the four, no row offered) */                               \
+    if (!_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(four, _mm_set1_epi32(bar))))) continue;                              \
+    int32_t dots[4];                                                                                                            \
+    _mm_storeu_si128((__m128i *)dots, four);                                                                                    \
+    offer(kept, &n, &threshold, room, k, (double)dots[0], s0);                                                                  \
+    offer(kept, &n, &threshold, room, k, (double)dots[1], s1);                                                                  \
+    offer(kept, &n, &threshold, room, k, (double)dots[2], s2);                                                                  \
+    offer(kept, &n, &threshold, room, k, (double)dots[3], s3);                                                                  \
+    bar = threshold > (double)INT32_MIN ? (int32_t)threshold : INT32_MIN;                                                       \
+  }                                                                                                                             \
+  for (; i < count; i++) offer(kept, &n, &threshold, room, k, (double)dot_avx2(query, codes + SLOT(i) * dimension, dimension), SLOT(i));
+#define LISTED(i) ((size_t)list[i])
+#define ALL(i) (i)
+__attribute__((target("avx2"))) static size_t scan_products_avx2(SCAN_ARGS) {
+  size_t n = 0, i = 0;
+  double threshold = -INFINITY;
+  /* The threshold as an int32 (products are whole numbers, |product| < 2^31 up to 65536 dimensions), or below every product. */
+  int32_t bar = INT32_MIN;
+  (void)cosine;
+  if (list) {
+    SCAN_PRODUCTS(LISTED)
+  } else {
+    SCAN_PRODUCTS(ALL)
+  }
+  if (n > k) {
+    select_best(kept, n, k);
+    n = k;
+  }
+  return n;
+}
+
+/* By inner product, four rows at a time where the kernel applies (32 dimensions or more, no -128 in the query: quantize's codes never hold it); else a row at a time. */
+__attribute__((target("avx2"))) static size_t scan_avx2(SCAN_ARGS) {
+  if (!cosine && dimension >= 32 && memchr(query, -128, dimension) == NULL) return scan_products_avx2(codes, dimension, query, list, count, cosine, kept, room, k);
+  SCAN_BODY(dot_avx2)
+}
 #endif
 
 /* The eight lanes of the dot products below, summed in their fixed order. */

@@ -47,6 +47,36 @@ describe.each(CHOSEN === 'plain' ? ['plain'] : [CHOSEN, 'plain'])('scanTopK with
     }
   });
 
+  it.each([32, 33, 63, 64, 100, 384])('ranks like a plain loop at %i dimensions with queries as quantize makes them (no -128), rows of any bytes, in full and through a list, ties and products a step apart included', (dimension) => {
+    const random = seededRandom(1_000 + dimension);
+    // (a total and a list that are not multiples of four: the kernel takes four rows at a time)
+    const total = 2_003;
+    const block = codes(random, total * dimension);
+    // rows at the extremes: products of ±128 and ±127 in every pair a byte multiply sums
+    for (const slot of [0, 5, 2_002]) block.fill(slot === 5 ? 127 : -128, slot * dimension, (slot + 1) * dimension);
+    const listed = Uint32Array.from({ length: 667 }, (_, i) => 3 * i);
+    for (let q = 0; q < 6; q++) {
+      const query = Int8Array.from(codes(random, dimension), (x) => Math.max(-127, x));
+      if (q === 0) query.fill(-127);
+      if (q === 1) query.fill(127);
+      for (const slots of [undefined, listed]) {
+        const s: VectorScan = { codes: block, total, dimension, query, k: 40, ...(slots ? { slots } : {}) };
+        expect(Array.from(scanTopK(s))).toEqual(reference(s));
+      }
+    }
+    // Products a step apart and tied by the hundred: rows of zeros but their first byte, in -5..5, and
+    // a query of ones. The threshold rises by single steps, and a row one above it must still get in.
+    const steps = new Int8Array(total * dimension);
+    for (let slot = 0; slot < total; slot++) steps[slot * dimension] = Math.floor(random() * 11) - 5;
+    const ones = new Int8Array(dimension).fill(1);
+    for (const k of [1, 10, 232, 1_500]) {
+      for (const slots of [undefined, listed]) {
+        const s: VectorScan = { codes: steps, total, dimension, query: ones, k, ...(slots ? { slots } : {}) };
+        expect(Array.from(scanTopK(s))).toEqual(reference(s));
+      }
+    }
+  });
+
   it('ranks equal scores by slot, so duplicated rows come back in slot order', () => {
     const dimension = 20;
     const row = codes(seededRandom(3), dimension);
