@@ -246,8 +246,8 @@ static size_t scan_plain(SCAN_ARGS) { SCAN_BODY(dot_plain) }
     bar = threshold > (double)INT32_MIN ? (int32_t)threshold : INT32_MIN;                                                       \
   }                                                                                                                             \
   for (; i < count; i++) offer(kept, &n, &threshold, room, k, (double)dot_avx2(query, codes + SLOT(i) * dimension, dimension), SLOT(i));
-#define LISTED(i) ((size_t)list[i])
-#define ALL(i) (i)
+#define LISTED_SLOT(i) ((size_t)list[i])
+#define EVERY_SLOT(i) (i)
 __attribute__((target("avx2"))) static size_t scan_products_avx2(SCAN_ARGS) {
   size_t n = 0, i = 0;
   double threshold = -INFINITY;
@@ -255,9 +255,9 @@ __attribute__((target("avx2"))) static size_t scan_products_avx2(SCAN_ARGS) {
   int32_t bar = INT32_MIN;
   (void)cosine;
   if (list) {
-    SCAN_PRODUCTS(LISTED)
+    SCAN_PRODUCTS(LISTED_SLOT)
   } else {
-    SCAN_PRODUCTS(ALL)
+    SCAN_PRODUCTS(EVERY_SLOT)
   }
   if (n > k) {
     select_best(kept, n, k);
@@ -265,6 +265,9 @@ __attribute__((target("avx2"))) static size_t scan_products_avx2(SCAN_ARGS) {
   }
   return n;
 }
+#undef SCAN_PRODUCTS
+#undef LISTED_SLOT
+#undef EVERY_SLOT
 
 /* By inner product, four rows at a time where the kernel applies (32 dimensions or more, no -128 in the query: quantize's codes never hold it); else a row at a time. */
 __attribute__((target("avx2"))) static size_t scan_avx2(SCAN_ARGS) {
