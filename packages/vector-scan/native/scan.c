@@ -7,8 +7,9 @@
  *
  * Ties rank by slot (the lower first), so the result depends on the codes alone. The dot product
  * runs with AVX2 where the CPU has it (chosen at load), else as a plain loop the compiler
- * vectorizes for the target (SSE2 on x86-64, NEON on arm64). With AVX2, a scan by inner product
- * takes four rows at a time (scan_products_avx2): the same whole-number products, so the same result.
+ * vectorizes for the target (SSE2 on x86-64, NEON on arm64). With AVX2, a scan by inner product of
+ * 32 dimensions or more takes four rows at a time (scan_products_avx2; see scan_avx2 for when):
+ * the same whole-number products, so the same result.
  *
  * Beside the scan, the estimates and products that rank its candidates by the full-precision query
  * (PLAIN_DOT and its AVX2 twins). The sparse (BM25) top k is in sparse.c; this file registers them all.
