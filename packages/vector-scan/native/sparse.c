@@ -16,6 +16,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define SPARSE_X86 1
+#endif
+
 typedef struct {
   const int32_t *slots;
   const uint16_t *tfs;
@@ -65,9 +70,89 @@ static double kth_largest(const double *sums, const int32_t *slots, size_t count
   return heap[0];
 }
 
-/* The first position >= from in slots[0..n) holding a slot >= target (galloping, then binary search). */
+/*
+ * The k-th largest sum, with the k slots holding the largest left in `best`, found by reading every
+ * slot's sum in order from slot `from` to `to` instead of the touched chunks' in their (random) order:
+ * sums of at least `at_least` are offered to the heap. Returns -infinity when fewer than k are.
+ */
+static double kth_swept_plain(const double *sums, size_t from, size_t to, double at_least, size_t k, double *heap, int32_t *best, size_t *size) {
+  for (size_t i = from; i < to; i++)
+    if (sums[i] >= at_least) heap_offer(heap, best, size, k, sums[i], (int32_t)i);
+  return *size >= k ? heap[0] : -INFINITY;
+}
+
+#ifdef SPARSE_X86
+/* Eight sums a step, compared at once; a step with none at the floor (nearly all, once the floor is high) costs a compare and a branch. */
+__attribute__((target("avx2"))) static double kth_swept_avx2(const double *sums, size_t from, size_t to, double at_least, size_t k, double *heap, int32_t *best, size_t *size) {
+  __m256d at = _mm256_set1_pd(at_least);
+  size_t i = from;
+  for (; i + 8 <= to; i += 8) {
+    unsigned bits = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(sums + i), at, _CMP_GE_OQ)) |
+                    (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(sums + i + 4), at, _CMP_GE_OQ)) << 4;
+    while (bits) {
+      size_t slot = i + (size_t)__builtin_ctz(bits);
+      heap_offer(heap, best, size, k, sums[slot], (int32_t)slot);
+      bits &= bits - 1;
+    }
+  }
+  return kth_swept_plain(sums, i, to, at_least, k, heap, best, size);
+}
+#endif
+
+typedef double (*kth_swept_fn)(const double *, size_t, size_t, double, size_t, double *, int32_t *, size_t *);
+
+static kth_swept_fn kth_swept(void) {
+#ifdef SPARSE_X86
+  static kth_swept_fn chosen = NULL;
+  if (!chosen) {
+    __builtin_cpu_init();
+    chosen = __builtin_cpu_supports("avx2") ? kth_swept_avx2 : kth_swept_plain;
+  }
+  return chosen;
+#else
+  return kth_swept_plain;
+#endif
+}
+
+/* A sweep reads all `capacity` sums: it is taken over the touched chunks' while they are at least 1/SWEEP_RATIO of the slots. */
+#define SWEEP_RATIO 16
+/* The sweep's floor is the k-th best of the first FLOOR_SAMPLE × k chunks touched. */
+#define FLOOR_SAMPLE 8
+
+/*
+ * The k-th largest of the sums of the (distinct) chunks in touched[0..count) (count >= k >= 1), and
+ * their k slots with the largest sums in `best` (in no order), as kth_largest, but by a sweep of all
+ * the sums while the chunks are many beside the slots: a sum is zero until touched, and the k-th best
+ * of some of the chunks' sums is a floor no sum of the k best is below.
+ */
+static double kth_of_touched(const double *sums, const int32_t *touched, size_t count, size_t capacity, size_t k, double *heap, int32_t *best) {
+  if (count * SWEEP_RATIO >= capacity && count > FLOOR_SAMPLE * k) {
+    double at_least = kth_largest(sums, touched, FLOOR_SAMPLE * k, k, heap, best);
+    size_t size = 0;
+    /* (a floor of zero would let every untouched slot in; fewer than k at the floor: not k different chunks) */
+    double kth = at_least > 0 ? kth_swept()(sums, 0, capacity, at_least, k, heap, best, &size) : -INFINITY;
+    if (kth > -INFINITY) return kth;
+  }
+  return kth_largest(sums, touched, count, k, heap, best);
+}
+
+/*
+ * The first position >= from in slots[0..n) holding a slot >= target: the next 16 slots compared four
+ * at a time (most targets are a few postings on), then galloping and a binary search.
+ */
 static size_t advance(const int32_t *slots, size_t n, size_t from, int32_t target) {
   if (from >= n || slots[from] >= target) return from;
+#ifdef SPARSE_X86
+  if (from + 16 <= n) {
+    __m128i at = _mm_set1_epi32(target);
+    for (size_t i = from; i < from + 16; i += 4) {
+      /* (the slots ascend: those below the target are the first lanes) */
+      int below = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(at, _mm_loadu_si128((const __m128i *)(slots + i)))));
+      if (below != 15) return i + (size_t)__builtin_ctz((unsigned)~below);
+    }
+    from += 15;
+  }
+#endif
   size_t step = 1, lo = from, hi = from + 1;
   while (hi < n && slots[hi] < target) {
     lo = hi;
@@ -84,7 +169,7 @@ static size_t advance(const int32_t *slots, size_t n, size_t from, int32_t targe
 }
 
 /* A term left after MaxScore's cut is walked whole while its postings are at most this many times the chunks still in the running. */
-#define MERGE_RATIO 4
+#define MERGE_RATIO 8
 
 typedef struct {
   const term *terms;
@@ -109,14 +194,20 @@ static inline int below(double bound, double threshold) { return bound < thresho
 
 /*
  * Keeps, in touched[0..count) and in their order, the chunks whose sums the terms still to come (their
- * bounds summed in `rest`) could lift to the threshold; zeroes the others' sums. Returns how many it kept.
+ * bounds summed in `rest`) could lift to the threshold; zeroes the others' sums, and with `bits` (one
+ * per slot) clears their bits. Returns how many it kept.
  */
-static size_t cut(double *sums, int32_t *touched, size_t count, double rest, double threshold) {
+static size_t cut(double *sums, int32_t *touched, size_t count, double rest, double threshold, uint64_t *bits) {
   size_t kept = 0;
   for (size_t i = 0; i < count; i++) {
     int32_t slot = touched[i];
-    if (below(sums[slot] + rest, threshold)) sums[slot] = 0;
-    else touched[kept++] = slot;
+    double sum = sums[slot];
+    int keep = !below(sum + rest, threshold);
+    /* (without a branch: whether a chunk survives is a coin toss the CPU mispredicts) */
+    sums[slot] = keep ? sum : 0;
+    if (bits) bits[(uint32_t)slot >> 6] &= ~((uint64_t)!keep << (slot & 63));
+    touched[kept] = slot;
+    kept += (size_t)keep;
   }
   return kept;
 }
@@ -184,7 +275,7 @@ static int run(const sparse_query *q, size_t *live, double *kth, double *rest, d
     /* Only worth a look once the terms left could not lift an untouched chunk past the best sum, and
        their postings outnumber the sums the look reads (twice: the k-th, then the survivors). */
     if (count >= k && rest[t] < best && postings_left > 2 * count) {
-      threshold = kth_largest(sums, touched, count, k, heap, best_slots);
+      threshold = kth_of_touched(sums, touched, count, q->capacity, k, heap, best_slots);
       if (below(rest[t], threshold)) break;
     }
     const term *p = &terms[t];
@@ -208,48 +299,49 @@ static int run(const sparse_query *q, size_t *live, double *kth, double *rest, d
     double bound = complete_best(q, t, best_slots, heap);
     if (bound > threshold) threshold = bound;
     /* The chunks that can still reach the top k. */
-    size_t alive = cut(sums, touched, count, rest[t], threshold);
+    size_t alive = cut(sums, touched, count, rest[t], threshold, NULL);
+    /*
+     * The survivors put in ascending order through a bitmap of the slots, one bit each, read back a
+     * word at a time (glibc's qsort of the ~10^4 survivors at 100k chunks took ~40% of the whole
+     * search); in that order their sums are read (by each cut, and each look-up below) in the order
+     * they lie in memory. The bitmap stays: it says which chunks survive.
+     */
+    size_t words = (q->capacity + 63) / 64;
+    uint64_t *bits = calloc(words > 0 ? words : 1, sizeof(uint64_t));
+    size_t *cursor = calloc(t_count > t ? t_count - t : 1, sizeof(size_t));
+    if (!bits || !cursor) {
+      free(bits);
+      free(cursor);
+      *live = alive;
+      return 0;
+    }
+    for (size_t i = 0; i < alive; i++) bits[(uint32_t)touched[i] >> 6] |= (uint64_t)1 << (touched[i] & 63);
+    size_t o = 0;
+    for (size_t w = 0; w < words; w++) {
+      uint64_t b = bits[w];
+      while (b) {
+        touched[o++] = (int32_t)(w * 64 + (size_t)__builtin_ctzll(b));
+        b &= b - 1;
+      }
+    }
     /*
      * While the next term's postings are few beside the survivors, they are walked whole, each adding
-     * to its chunk's sum if that chunk survives (a survivor's sum is above zero, every other slot's
-     * is zero), and the survivors are cut again by the terms after it: a linear pass instead of a
-     * look-up per survivor, whose branches the CPU cannot predict. The sums add the terms in the
-     * same order either way.
+     * to its chunk's sum if that chunk survives (its bit is set: a few kilobytes the cache keeps, where
+     * the sums are ~100 times larger), and the survivors are cut again by the terms after it: a linear
+     * pass instead of a look-up per survivor, whose branches the CPU cannot predict. The sums add the
+     * terms in the same order either way.
      */
     while (t < t_count && terms[t].n <= MERGE_RATIO * alive) {
       const term *p = &terms[t];
       for (size_t j = 0; j < p->n; j++) {
         int32_t slot = p->slots[j];
-        if ((uint32_t)slot >= q->capacity) continue;
-        double sum = sums[slot];
-        if (sum != 0) sums[slot] = sum + contribution(q, p, p->tfs[j], slot);
+        if ((uint32_t)slot >= q->capacity || !(bits[(uint32_t)slot >> 6] >> (slot & 63) & 1)) continue;
+        sums[slot] += contribution(q, p, p->tfs[j], slot);
       }
       t++;
-      alive = cut(sums, touched, alive, rest[t], threshold);
-    }
-    /* Put in ascending order through a bitmap of the slots, one bit each, read back a word at a time
-       (glibc's qsort of the ~10^4 survivors at 100k chunks took ~40% of the whole search). */
-    size_t words = (q->capacity + 63) / 64;
-    uint64_t *bits = calloc(words > 0 ? words : 1, sizeof(uint64_t));
-    size_t *cursor = calloc(t_count > t ? t_count - t : 1, sizeof(size_t));
-    int sorted = bits && cursor;
-    if (sorted) {
-      for (size_t i = 0; i < alive; i++) bits[(uint32_t)touched[i] >> 6] |= (uint64_t)1 << (touched[i] & 63);
-      size_t o = 0;
-      for (size_t w = 0; w < words; w++) {
-        uint64_t b = bits[w];
-        while (b) {
-          touched[o++] = (int32_t)(w * 64 + (size_t)__builtin_ctzll(b));
-          b &= b - 1;
-        }
-      }
+      alive = cut(sums, touched, alive, rest[t], threshold, bits);
     }
     free(bits);
-    if (!sorted) {
-      free(cursor);
-      *live = alive;
-      return 0;
-    }
     /*
      * A chunk at a time, each looked up in the terms left (a cursor per term: the chunks ascend),
      * and dropped as soon as even the terms after the one just added cannot lift it to the threshold.
@@ -282,7 +374,7 @@ static int run(const sparse_query *q, size_t *live, double *kth, double *rest, d
     count = kept;
   }
   *live = count;
-  *kth = count > k ? kth_largest(sums, touched, count, k, heap, NULL) : -INFINITY;
+  *kth = count > k ? kth_of_touched(sums, touched, count, q->capacity, k, heap, NULL) : -INFINITY;
   return 1;
 }
 
