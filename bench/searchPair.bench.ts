@@ -18,9 +18,10 @@
  * - `--evict-mb 32`: that much memory is read before each search, untimed, so that it starts with
  *   the CPU caches cold, as under load, when the gateway, NATS and the load generator share them.
  * Every Cranfield and Vaswani query is searched `--rounds` times in each tree, the trees' order
- * alternating by round. Printed per ranking (hybrid, dense alone): p50, p10 and mean latency per
- * tree, and how many queries both trees answered with the same hits (chunks, in order), how many of
- * those with the same distances to the bit, and the largest difference otherwise.
+ * alternating by round. Printed per ranking (hybrid, dense alone, lexical alone: BM25 and the query's
+ * embedding): p50, p10 and mean latency per tree, and how many queries both trees answered with the
+ * same hits (chunks, in order), how many of those with the same distances to the bit, and the largest
+ * difference otherwise.
  * `--base .` (this tree against itself) shows the method's own spread: 0.96-1.00× on the
  * 2026-11-28 machines, so a change of a few percent needs more than one run to tell.
  */
@@ -89,7 +90,7 @@ async function build(): Promise<void> {
   console.log(`built ${CHUNKS} chunks into ${indexDir} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
-type Ranking = 'hybrid' | 'dense';
+type Ranking = 'hybrid' | 'dense' | 'lexical';
 interface Tree {
   close(): Promise<void>;
   search(query: string, ranking: Ranking): Promise<{ hits: { chunkId: string; distance: number }[] }>;
@@ -113,14 +114,14 @@ async function openTree(root: string): Promise<Tree> {
   const options = { lexicalWeight: 0.85, candidates: 100 };
   return {
     close: () => index.close(),
-    search: (query, ranking) => hybridSearch(index, models, { projectId, query, filters: [], limit: 10, ...(ranking === 'dense' ? { ranking } : {}) }, options),
+    search: (query, ranking) => hybridSearch(index, models, { projectId, query, filters: [], limit: 10, ...(ranking === 'hybrid' ? {} : { ranking }) }, options),
   };
 }
 
 if (!existsSync(projectFile)) await build();
 const trees: Record<'base' | 'this', Tree> = { base: await openTree(BASE_ROOT), this: await openTree(REPO_ROOT) };
 console.log(`\nsearches over ${indexFile}, base ${BASE_ROOT} vs this tree ${REPO_ROOT}, ${queries.length} queries × ${ROUNDS} rounds each, alternating, rescoring vectors kept: ${VECTOR_CACHE_BYTES / 1024 / 1024} MiB${evict.length > 0 ? `, ${values['evict-mb']} MiB read before each search` : ''}`);
-for (const ranking of ['hybrid', 'dense'] as const) {
+for (const ranking of ['hybrid', 'dense', 'lexical'] as const) {
   for (const tree of Object.values(trees)) for (const q of queries) await tree.search(q, ranking); // warm-up (and the rescoring caches)
   // the same chunks in the same order, and of those, with distances the same to the bit
   let same = 0;
