@@ -15,7 +15,7 @@
  * - Ties: equal scores are ordered by memo uuid, then chunk index, everywhere.
  */
 import usearch from 'usearch';
-import { estimateRows, exactProducts, scanTopK, sparseTopK, type SparseTerm } from '@memex/vector-scan';
+import { estimateRows, exactProducts, scanTopK, sparseTopK, type SparseScan, type SparseTerm } from '@memex/vector-scan';
 import { matchesFilters, type Filter, type FilterableMemo, type MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, idf, type EncodedDocument, type SparseVector } from '@memex/text';
 import type { CatalogEntry, ChunkCandidate } from './port';
@@ -1264,27 +1264,29 @@ export class ModelMemory {
    * {@link searchSparseExhaustive}'s bit for bit; equal scores are ordered here, by memo and chunk.
    */
   searchSparse(query: SparseVector, projectId: string, eligible: Map<string, number>, limit: number, catalog: CatalogMemory): ChunkCandidate[] {
-    const project = this.projects.get(projectId);
-    if (!project || limit <= 0) return [];
-    const { k1, b } = DEFAULT_BM25_OPTIONS;
-    const { avgdl } = this.statistics(project);
-    const terms = this.sparseTerms(query, project, avgdl);
-    if (terms.length === 0) return [];
-    const { mask } = this.findable(eligible);
-    const { sums, touched } = this.sparseScratch();
-    const hits = sparseTopK({
-      terms,
-      lengths: this.lengths,
-      mask,
-      base: k1 * (1 - b),
-      perLength: (k1 * b) / avgdl,
-      k: limit,
-      sums,
-      touched,
-    });
+    const scan = this.sparseScan(query, projectId, eligible, limit);
+    if (!scan) return [];
+    const hits = sparseTopK(scan);
     const top = new TopK<number>(limit, this.bySlot);
     for (let i = 0; i < hits.slots.length; i++) top.offer(hits.scores[i]!, hits.slots[i]!);
     return top.sorted().map(({ score, item }) => this.candidate(item, score, catalog));
+  }
+
+  /**
+   * What {@link searchSparse} asks of the addon for this query (none when no term is in the
+   * project): the terms in the order their contributions are summed, each slot's length, which
+   * slots may be found, and the scratch. Valid until the index changes. (Also what
+   * bench:sparse-pair runs through two builds of the addon.)
+   */
+  sparseScan(query: SparseVector, projectId: string, eligible: Map<string, number>, limit: number): SparseScan | undefined {
+    const project = this.projects.get(projectId);
+    if (!project || limit <= 0) return undefined;
+    const { k1, b } = DEFAULT_BM25_OPTIONS;
+    const { avgdl } = this.statistics(project);
+    const terms = this.sparseTerms(query, project, avgdl);
+    if (terms.length === 0) return undefined;
+    const { sums, touched } = this.sparseScratch();
+    return { terms, lengths: this.lengths, mask: this.findable(eligible).mask, base: k1 * (1 - b), perLength: (k1 * b) / avgdl, k: limit, sums, touched };
   }
 
   /** BM25 by scoring every posting of every query term: the reference {@link searchSparse} equals. */
