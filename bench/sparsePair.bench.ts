@@ -24,6 +24,7 @@ import { encodeQuery } from '@memex/text';
 import type { SparseHits, SparseScan } from '@memex/vector-scan';
 import { EmbeddedSearchIndex } from '../services/indexer/src/searchIndex/embedded';
 import { evalQueryTexts } from './support/sentenceCorpus';
+import { percentile } from './support/stats';
 
 const { values } = parseArgs({
   options: {
@@ -92,7 +93,7 @@ for (let round = 0; round < ROUNDS; round++) {
 await index.close();
 if (evicted < 0) console.log(evicted); // (keeps the reads from being optimized away)
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+const median = (values: number[]) => percentile(values, 50);
 const figures = (name: 'base' | 'this') => `median ${median(perQuery[name]).toFixed(1)} µs  fastest ${Math.min(...perQuery[name]).toFixed(1)} µs a query`;
 console.log(`BM25's native top ${K} over ${indexDir}, ${scans.length} queries × ${ROUNDS} rounds, alternating${evict.length > 0 ? `, ${values['evict-mb']} MiB read before each query` : ''}`);
 console.log(`  base ${BASE_ROOT}: ${figures('base')}`);
