@@ -327,7 +327,7 @@ static int run(const sparse_query *q, size_t *live, double *kth, double *rest, d
     /*
      * While the next term's postings are few beside the survivors, they are walked whole, each adding
      * to its chunk's sum if that chunk survives (its bit is set: a few kilobytes the cache keeps, where
-     * the sums are ~100 times larger), and the survivors are cut again by the terms after it: a linear
+     * the sums take 64 times as much), and the survivors are cut again by the terms after it: a linear
      * pass instead of a look-up per survivor, whose branches the CPU cannot predict. The sums add the
      * terms in the same order either way.
      */
