@@ -38,5 +38,7 @@ static inline int finite_number(napi_env env, napi_value value, double *out) {
 
 /* The sparse (BM25) top k: sparse.c. */
 napi_value js_sparse(napi_env env, napi_callback_info info);
+/* Switches sparse.c's sweep to its AVX2 loop (nonzero) or its plain one; scan.c's kernel choice calls it, so one switch (js_kernel) holds for both files. */
+void sparse_use_avx2(int on);
 
 #endif

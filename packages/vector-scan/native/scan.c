@@ -429,6 +429,7 @@ static void choose_kernel(void) {
     scan = scan_avx2;
     estimate = estimate_avx2;
     if (__builtin_cpu_supports("f16c")) halves = halves_avx2;
+    sparse_use_avx2(1);
     kernel = "avx2";
   }
 #endif
@@ -593,6 +594,7 @@ static napi_value js_kernel(napi_env env, napi_callback_info info) {
       scan = scan_plain;
       estimate = estimate_plain;
       halves = halves_plain;
+      sparse_use_avx2(0);
       kernel = "plain";
     } else {
 #ifdef VECTOR_SCAN_X86
@@ -601,6 +603,7 @@ static napi_value js_kernel(napi_env env, napi_callback_info info) {
       scan = scan_avx2;
       estimate = estimate_avx2;
       halves = __builtin_cpu_supports("f16c") ? halves_avx2 : halves_plain;
+      sparse_use_avx2(1);
       kernel = "avx2";
 #else
       return fail(env, "ERR_VECTOR_SCAN_ARGS", "no such kernel on this CPU", 1);

@@ -100,17 +100,14 @@ __attribute__((target("avx2"))) static double kth_swept_avx2(const double *sums,
 #endif
 
 typedef double (*kth_swept_fn)(const double *, size_t, size_t, double, size_t, double *, int32_t *, size_t *);
+/* Plain until scan.c's kernel choice says otherwise (choose_kernel at load, js_kernel on a switch). */
+static kth_swept_fn kth_swept = kth_swept_plain;
 
-static kth_swept_fn kth_swept(void) {
+void sparse_use_avx2(int on) {
 #ifdef SPARSE_X86
-  static kth_swept_fn chosen = NULL;
-  if (!chosen) {
-    __builtin_cpu_init();
-    chosen = __builtin_cpu_supports("avx2") ? kth_swept_avx2 : kth_swept_plain;
-  }
-  return chosen;
+  kth_swept = on ? kth_swept_avx2 : kth_swept_plain;
 #else
-  return kth_swept_plain;
+  (void)on;
 #endif
 }
 
@@ -130,7 +127,7 @@ static double kth_of_touched(const double *sums, const int32_t *touched, size_t 
     double at_least = kth_largest(sums, touched, FLOOR_SAMPLE * k, k, heap, best);
     size_t size = 0;
     /* (a floor of zero would let every untouched slot in; fewer than k at the floor: not k different chunks) */
-    double kth = at_least > 0 ? kth_swept()(sums, 0, capacity, at_least, k, heap, best, &size) : -INFINITY;
+    double kth = at_least > 0 ? kth_swept(sums, 0, capacity, at_least, k, heap, best, &size) : -INFINITY;
     if (kth > -INFINITY) return kth;
   }
   return kth_largest(sums, touched, count, k, heap, best);

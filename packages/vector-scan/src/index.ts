@@ -127,7 +127,8 @@ export function vectorScanKernel(): string {
 
 /**
  * Switches every thread of this process to a kernel (for tests and benchmarks: `plain` runs the
- * portable loop on a CPU that has AVX2); throws for one this CPU lacks.
+ * portable loops on a CPU that has AVX2), for the scans and for BM25's sweep to its k-th best sum
+ * alike; throws for one this CPU lacks.
  */
 export function useVectorScanKernel(name: 'avx2' | 'plain'): string {
   return load().kernel(name);
