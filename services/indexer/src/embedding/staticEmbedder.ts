@@ -18,16 +18,8 @@ import { AsciiTokenizer, type TokenizerDefinition } from './asciiTokenizer';
 import type { Embedder } from './embedder';
 import { normalizedSum } from './pooling';
 import { STAMP_FILE } from './staticModel/build';
-import { float16Value } from './staticModel/float16';
 import { locateStaticTable } from './staticModel/reader';
 import { TableRows } from './staticModel/tableRows';
-
-/** float32 value of every float16 bit pattern: one lookup per component. */
-let halfToFloat: Float32Array | undefined;
-function float16Lookup(): Float32Array {
-  halfToFloat ??= Float32Array.from({ length: 0x10000 }, (_, bits) => float16Value(bits));
-  return halfToFloat;
-}
 
 interface TokenizerConfig {
   model_max_length?: number;
@@ -36,7 +28,6 @@ interface TokenizerConfig {
 
 export class StaticEmbedder implements Embedder {
   private disposed = false;
-  private readonly lookup = float16Lookup();
 
   private constructor(
     readonly modelId: string,
@@ -106,13 +97,12 @@ export class StaticEmbedder implements Embedder {
     // As transformers.js truncates (side "right"): the first model_max_length tokens.
     if (ids.length > this.maxLength) ids = ids.slice(0, this.maxLength);
     const sum = new Float64Array(dim);
-    const { lookup, table } = this;
-    const { half, full } = table;
+    const { table } = this;
+    const { values } = table;
     for (const id of ids) {
       if (id < 0 || id >= table.rows) throw new Error(`token id ${id} outside the table of ${table.rows} rows`);
       const base = table.offset(id);
-      if (half) for (let k = 0; k < dim; k++) sum[k] = sum[k]! + lookup[half[base + k]!]!;
-      else for (let k = 0; k < dim; k++) sum[k] = sum[k]! + full![base + k]!;
+      for (let k = 0; k < dim; k++) sum[k] = sum[k]! + values[base + k]!;
     }
     return ids.length === 0 ? new Float32Array(dim) : normalizedSum(sum);
   }
