@@ -1,11 +1,12 @@
 /**
  * A static model's table read from its file row by row, as tokens ask for them, through a
  * direct-mapped cache of rows as float32 values (16 MiB by default: 32k rows of the 100-d default
- * model, which hold nearly every token of running text). A float16 table's rows are converted as
- * they are read, once, not at each use: summing a row's halves through a table of their values
- * cost most of the embedder's time, a cache miss a component once a search has evicted that table. The process keeps the cache, not the table: the
- * default model's 64 MB stay in the file (and in the OS page cache, shared by every process that
- * reads it) instead of in each indexer's resident memory.
+ * model, which hold nearly every token of running text). A float16 table's rows are converted once,
+ * as they are read: summing halves through a 256 KiB table of their values was the embedder's
+ * largest part once its tokenizer was fast, a load a component that misses the cache once a search
+ * has evicted that table. The process keeps the cache, not the table: the default model's 64 MB
+ * stay in the file (and in the OS page cache, shared by every process that reads it) instead of in
+ * each indexer's resident memory.
  */
 import fs from 'node:fs';
 import { float16Value } from './float16';
