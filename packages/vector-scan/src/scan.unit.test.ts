@@ -1,6 +1,7 @@
 import { seededRandom } from '@memex/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { estimateRows, exactProducts, scanTopK, useVectorScanKernel, vectorScanKernel, type RowEstimates, type VectorScan } from './index';
+import { CHOSEN_KERNEL, KERNELS, withKernel } from './testKernels';
 
 function codes(random: () => number, n: number): Int8Array {
   const out = new Int8Array(n);
@@ -25,15 +26,8 @@ function reference(s: VectorScan): number[] {
   return scored.slice(0, s.k).map((e) => e.slot);
 }
 
-const CHOSEN = vectorScanKernel();
-
-describe.each(CHOSEN === 'plain' ? ['plain'] : [CHOSEN, 'plain'])('scanTopK with the %s kernel', (kernel) => {
-  beforeAll(() => {
-    expect(useVectorScanKernel(kernel as 'avx2' | 'plain')).toBe(kernel);
-  });
-  afterAll(() => {
-    useVectorScanKernel(CHOSEN as 'avx2' | 'plain');
-  });
+describe.each(KERNELS)('scanTopK with the %s kernel', (kernel) => {
+  withKernel(kernel);
 
   it.each([1, 7, 15, 16, 17, 31, 100, 384])('ranks like a plain loop at %i dimensions, by inner product and by cosine', (dimension) => {
     const random = seededRandom(dimension);
@@ -192,9 +186,8 @@ describe.each(CHOSEN === 'plain' ? ['plain'] : [CHOSEN, 'plain'])('scanTopK with
 });
 
 describe('estimateRows', () => {
-  const kernels = CHOSEN === 'plain' ? ['plain'] : [CHOSEN, 'plain'];
   afterAll(() => {
-    useVectorScanKernel(CHOSEN as 'avx2' | 'plain');
+    useVectorScanKernel(CHOSEN_KERNEL);
   });
 
   function floats(random: () => number, n: number): Float32Array {
@@ -218,8 +211,8 @@ describe('estimateRows', () => {
     // in any order, repeats allowed
     const slots = Uint32Array.from({ length: 232 }, () => Math.floor(random() * rows));
     const query = floats(random, dimension);
-    const byKernel = kernels.map((kernel) => {
-      useVectorScanKernel(kernel as 'avx2' | 'plain');
+    const byKernel = KERNELS.map((kernel) => {
+      useVectorScanKernel(kernel);
       return estimateRows({ codes: block, dimension, scales, query, slots, out: new Float64Array(slots.length) });
     });
     const expected = reference({ codes: block, dimension, scales, query, slots, out: new Float64Array(0) });
@@ -248,9 +241,8 @@ describe('estimateRows', () => {
 });
 
 describe('exactProducts', () => {
-  const kernels = CHOSEN === 'plain' ? ['plain'] : [CHOSEN, 'plain'];
   afterAll(() => {
-    useVectorScanKernel(CHOSEN as 'avx2' | 'plain');
+    useVectorScanKernel(CHOSEN_KERNEL);
   });
 
   /** A half's value by its bits, from the definition of IEEE binary16. */
@@ -265,8 +257,8 @@ describe('exactProducts', () => {
   it('reads every half exactly, subnormals, infinities and NaNs included, with every kernel', () => {
     // each bit pattern alone in a vector of 9 (a block of 8 and a tail of 1), against a query of ones
     const query = new Float32Array(9).fill(1);
-    for (const kernel of kernels) {
-      useVectorScanKernel(kernel as 'avx2' | 'plain');
+    for (const kernel of KERNELS) {
+      useVectorScanKernel(kernel);
       for (const position of [0, 5, 8]) {
         const vectors: Uint16Array[] = [];
         for (let bits = 0; bits < 65_536; bits++) {
@@ -295,8 +287,8 @@ describe('exactProducts', () => {
       for (let d = 0; d < dimension; d++) dot += value(v[d]!) * query[d]!;
       return dot;
     };
-    const byKernel = kernels.map((kernel) => {
-      useVectorScanKernel(kernel as 'avx2' | 'plain');
+    const byKernel = KERNELS.map((kernel) => {
+      useVectorScanKernel(kernel);
       return exactProducts([...halves, ...floats], query);
     });
     halves.forEach((v, i) => expect(byKernel[0]![i]).toBeCloseTo(plainDot(v, halfValue), 9));

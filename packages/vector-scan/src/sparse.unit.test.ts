@@ -1,6 +1,7 @@
 import { seededRandom } from '@memex/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sparseTopK, useVectorScanKernel, vectorScanKernel, type SparseScan, type SparseTerm } from './index';
+import { describe, expect, it } from 'vitest';
+import { sparseTopK, type SparseScan, type SparseTerm } from './index';
+import { KERNELS, withKernel } from './testKernels';
 
 const BASE = 0.3;
 const PER_LENGTH = 0.9 / 12;
@@ -58,16 +59,9 @@ function sorted(hits: { slots: number[]; scores: number[] }): [number, number][]
   return hits.slots.map((slot, i): [number, number] => [slot, hits.scores[i]!]).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
 }
 
-const CHOSEN = vectorScanKernel();
-
 // The kernel switch covers the sweep to the k-th best sum too (sparse.c): the plain sweep runs whole here, not only its tail.
-describe.each(CHOSEN === 'plain' ? ['plain'] : [CHOSEN, 'plain'])('sparseTopK (BM25 by MaxScore) with the %s kernel', (kernel) => {
-  beforeAll(() => {
-    expect(useVectorScanKernel(kernel as 'avx2' | 'plain')).toBe(kernel);
-  });
-  afterAll(() => {
-    useVectorScanKernel(CHOSEN as 'avx2' | 'plain');
-  });
+describe.each(KERNELS)('sparseTopK (BM25 by MaxScore) with the %s kernel', (kernel) => {
+  withKernel(kernel);
 
   it('returns what scoring every posting returns, to the last bit, and leaves its scratch zero', () => {
     const random = seededRandom(11);
