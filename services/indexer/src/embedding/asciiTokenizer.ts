@@ -64,13 +64,18 @@ export class AsciiTokenizer {
     private readonly prefix: string,
     private readonly maxChars: number,
     private readonly addedTokens: readonly string[],
+    private readonly wholeWords: boolean,
   ) {}
 
   /**
    * The fast path for this tokenizer, built from its definition (read before the definition's
    * vocabulary is dropped), or undefined when the definition is not exactly of the kind covered.
+   * `wholeWords`: the vocabulary has no piece that continues a word (as the static models' builder
+   * makes them: such an entry could never be produced, see staticModel/tokenizer.ts), so a word not
+   * found whole is unknown at once: WordPiece's search, quadratic in the word's length, would find
+   * nothing to continue its first piece with (~70 µs for a random 64-character hex word).
    */
-  static for(tokenizer: Tokenizer, definition: TokenizerDefinition): AsciiTokenizer | undefined {
+  static for(tokenizer: Tokenizer, definition: TokenizerDefinition, { wholeWords = false } = {}): AsciiTokenizer | undefined {
     const { normalizer, pre_tokenizer: preTokenizer, model } = definition;
     if (!isRecord(normalizer) || normalizer.type !== 'BertNormalizer' || normalizer.clean_text !== true || normalizer.lowercase !== true) return undefined;
     // (accents and CJK characters are beyond ASCII: their settings change nothing here)
@@ -97,7 +102,7 @@ export class AsciiTokenizer {
     const unknown = single(model.unk_token);
     if (unknown === undefined || before.includes(undefined) || after.includes(undefined)) return undefined;
     const maxChars = typeof model.max_input_chars_per_word === 'number' ? model.max_input_chars_per_word : 100;
-    return new AsciiTokenizer(tokenizer, before as number[], after as number[], unknown, prefix, maxChars, addedTokens);
+    return new AsciiTokenizer(tokenizer, before as number[], after as number[], unknown, prefix, maxChars, addedTokens, wholeWords);
   }
 
   /**
@@ -155,8 +160,8 @@ export class AsciiTokenizer {
       return;
     }
     const whole = this.tokenizer.token_to_id(word);
-    if (whole !== undefined) {
-      ids.push(whole);
+    if (whole !== undefined || this.wholeWords) {
+      ids.push(whole ?? this.unknown);
       return;
     }
     const pieces: number[] = [];

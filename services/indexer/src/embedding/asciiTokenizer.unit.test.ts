@@ -1,7 +1,8 @@
 import { Tokenizer } from '@huggingface/tokenizers';
 import { seededRandom } from '@memex/testing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AsciiTokenizer, type TokenizerDefinition } from './asciiTokenizer';
+import { selectVocabulary } from './staticModel/build';
 import { tokenizerJson } from './staticModel/tokenizer';
 
 const WORDS = ['the', 'wing', 'slip', 'stream', 'slipstream', 'lift', '1990', '42', ',', '.', '-', '(', ')', "'", 'e', 'mail', 'cafe', 'σ', 'ς', 'οδος', '東', 'i̇', 'tower', 'naive'];
@@ -15,10 +16,10 @@ function definition(pieces: readonly string[] = []): TokenizerDefinition & { mod
   return json;
 }
 
-function tokenizers(pieces: readonly string[] = []): { library: Tokenizer; fast: AsciiTokenizer } {
+function tokenizers(pieces: readonly string[] = [], wholeWords = false): { library: Tokenizer; fast: AsciiTokenizer } {
   const json = definition(pieces);
   const library = new Tokenizer(json, {});
-  const fast = AsciiTokenizer.for(library, json);
+  const fast = AsciiTokenizer.for(library, json, { wholeWords });
   if (!fast) throw new Error('no fast path for the static model kind of tokenizer');
   return { library, fast };
 }
@@ -40,9 +41,15 @@ function randomText(random: () => number): string {
 
 describe('AsciiTokenizer', () => {
   it('gives the ids the library gives, over random text of every kind it covers and hands on', () => {
-    for (const pieces of [[], PIECES]) {
-      const { library, fast } = tokenizers(pieces);
-      const random = seededRandom(pieces.length + 1);
+    const cases = [
+      { pieces: [], wholeWords: false },
+      { pieces: PIECES, wholeWords: false },
+      // (a vocabulary of whole words, as the builder makes them: a word not found whole is unknown)
+      { pieces: [], wholeWords: true },
+    ];
+    for (const { pieces, wholeWords } of cases) {
+      const { library, fast } = tokenizers(pieces, wholeWords);
+      const random = seededRandom(pieces.length + (wholeWords ? 2 : 1));
       let covered = 0;
       for (let trial = 0; trial < 4_000; trial++) {
         const text = randomText(random);
@@ -63,6 +70,18 @@ describe('AsciiTokenizer', () => {
     // (a word of more than 100 characters is unknown, though its pieces are there)
     expect(fast.ids(`1990${'1'.repeat(96)}`)).toEqual([id('[CLS]'), id('1990'), ...Array<number>(96).fill(id('##1')), id('[SEP]')]);
     expect(fast.ids(`1990${'1'.repeat(97)}`)).toEqual([id('[CLS]'), id('[UNK]'), id('[SEP]')]);
+  });
+
+  it('knows the builder keeps no piece that continues a word, which wholeWords relies on', () => {
+    expect(selectVocabulary(['wing', '##s', '##ing', '#', 's']).words).toEqual(['wing', '#', 's']);
+    const { library, fast } = tokenizers([], true);
+    const id = (token: string) => library.token_to_id(token)!;
+    expect(fast.ids('wings slipstreamer')).toEqual([id('[CLS]'), id('[UNK]'), id('[UNK]'), id('[SEP]')]);
+    // One look-up for an unknown word, not WordPiece's search through its prefixes.
+    const unknown = [id('[CLS]'), id('[UNK]'), id('[SEP]')];
+    const lookUps = vi.spyOn(library, 'token_to_id');
+    expect(fast.ids('0f3a9c'.repeat(10))).toEqual(unknown);
+    expect(lookUps).toHaveBeenCalledTimes(1);
   });
 
   it('leaves to the library a text holding an added token, and a stretch beyond ASCII', () => {

@@ -66,7 +66,8 @@ export class StaticEmbedder implements Embedder {
     try {
       const definition = JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8')) as TokenizerDefinition & { model?: { vocab?: unknown } };
       const tokenizer = new Tokenizer(definition, config);
-      const ascii = AsciiTokenizer.for(tokenizer, definition);
+      // (the builder's vocabularies hold whole words only: words are kept only where the tokenizer can produce them whole)
+      const ascii = AsciiTokenizer.for(tokenizer, definition, { wholeWords: true });
       // The tokenizer copies the vocabulary into a Map of its own and keeps this parsed definition:
       // its copy of the ~320k words, which nothing reads after construction, would stay resident
       // (12 MiB of the indexer's heap).
