@@ -35,6 +35,7 @@ import { seededRandom } from '@memex/testing';
 import { IndexerEnv } from '../services/indexer/src/config';
 import { loadEmbedder } from '../services/indexer/src/embedding/embedder';
 import { EmbeddedSearchIndex } from '../services/indexer/src/searchIndex/embedded';
+import { CacheEvictor } from './support/coldCaches';
 import { evalQueryTexts, vaswaniSentences, writeSentenceMemo } from './support/sentenceCorpus';
 import { percentile } from './support/stats';
 
@@ -58,12 +59,7 @@ const CHUNKS_PER_MEMO = 10;
 /** Rescoring vectors kept once read, as the indexer keeps them by default (INDEXER_VECTOR_CACHE_MB; the warm-up fills it). */
 const VECTOR_CACHE_BYTES = Number(values['vector-cache-mb'] ?? IndexerEnv.properties.INDEXER_VECTOR_CACHE_MB.default) * 1024 * 1024;
 const queries = evalQueryTexts();
-/** Read before each timed search (a byte per cache line), to start it with cold CPU caches. */
-const evict = new Uint8Array(Number(values['evict-mb']) * 1024 * 1024);
-let evicted = 0;
-function evictCaches(): void {
-  for (let i = 0; i < evict.length; i += 64) evicted += evict[i]!;
-}
+const caches = new CacheEvictor(Number(values['evict-mb']));
 
 const indexDir = values.index ? path.resolve(values.index) : path.join(tmpdir(), `memex-search-pair-${process.pid}`);
 const indexFile = path.join(indexDir, 'index.db');
@@ -120,7 +116,7 @@ async function openTree(root: string): Promise<Tree> {
 
 if (!existsSync(projectFile)) await build();
 const trees: Record<'base' | 'this', Tree> = { base: await openTree(BASE_ROOT), this: await openTree(REPO_ROOT) };
-console.log(`\nsearches over ${indexFile}, base ${BASE_ROOT} vs this tree ${REPO_ROOT}, ${queries.length} queries × ${ROUNDS} rounds each, alternating, rescoring vectors kept: ${VECTOR_CACHE_BYTES / 1024 / 1024} MiB${evict.length > 0 ? `, ${values['evict-mb']} MiB read before each search` : ''}`);
+console.log(`\nsearches over ${indexFile}, base ${BASE_ROOT} vs this tree ${REPO_ROOT}, ${queries.length} queries × ${ROUNDS} rounds each, alternating, rescoring vectors kept: ${VECTOR_CACHE_BYTES / 1024 / 1024} MiB${caches.mb > 0 ? `, ${caches.mb} MiB read before each search` : ''}`);
 for (const ranking of ['hybrid', 'dense', 'lexical'] as const) {
   for (const tree of Object.values(trees)) for (const q of queries) await tree.search(q, ranking); // warm-up (and the rescoring caches)
   // the same chunks in the same order, and of those, with distances the same to the bit
@@ -140,7 +136,7 @@ for (const ranking of ['hybrid', 'dense', 'lexical'] as const) {
     const order = round % 2 === 0 ? (['base', 'this'] as const) : (['this', 'base'] as const);
     for (const q of queries) {
       for (const name of order) {
-        evictCaches();
+        caches.evict();
         const started = performance.now();
         await trees[name].search(q, ranking);
         latencies[name].push(performance.now() - started);
@@ -152,5 +148,4 @@ for (const ranking of ['hybrid', 'dense', 'lexical'] as const) {
   console.log(`  ${''.padEnd(7)} this: ${figures(latencies.this)}   (p50 ${(percentile(latencies.this, 50) / percentile(latencies.base, 50)).toFixed(2)}× base; same hits for ${same} of ${queries.length} queries, ${sameDistances} of them with the same distances${sameDistances < same ? `, the others within ${largestDifference.toExponential(1)}` : ''})`);
 }
 for (const tree of Object.values(trees)) await tree.close();
-if (evicted < 0) console.log(evicted); // (keeps the reads from being optimized away)
 if (temporary) rmSync(indexDir, { recursive: true, force: true });

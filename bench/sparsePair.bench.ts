@@ -23,6 +23,7 @@ import { parseArgs } from 'node:util';
 import { encodeQuery } from '@memex/text';
 import type { SparseHits, SparseScan } from '@memex/vector-scan';
 import { EmbeddedSearchIndex } from '../services/indexer/src/searchIndex/embedded';
+import { CacheEvictor } from './support/coldCaches';
 import { evalQueryTexts } from './support/sentenceCorpus';
 import { percentile } from './support/stats';
 
@@ -75,14 +76,13 @@ const key = (hits: SparseHits) =>
 let same = 0;
 for (const scan of scans) if (key(trees.base(scan)) === key(trees.this(scan))) same += 1;
 
-const evict = new Uint8Array(Number(values['evict-mb']) * 1024 * 1024);
-let evicted = 0;
+const caches = new CacheEvictor(Number(values['evict-mb']));
 const perQuery: Record<'base' | 'this', number[]> = { base: [], this: [] };
 for (let round = 0; round < ROUNDS; round++) {
   for (const name of round % 2 === 0 ? (['base', 'this'] as const) : (['this', 'base'] as const)) {
     let total = 0;
     for (const scan of scans) {
-      for (let i = 0; i < evict.length; i += 64) evicted += evict[i]!;
+      caches.evict();
       const started = performance.now();
       trees[name](scan);
       total += performance.now() - started;
@@ -91,10 +91,9 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 await index.close();
-if (evicted < 0) console.log(evicted); // (keeps the reads from being optimized away)
 
 const median = (values: number[]) => percentile(values, 50);
 const figures = (name: 'base' | 'this') => `median ${median(perQuery[name]).toFixed(1)} µs  fastest ${Math.min(...perQuery[name]).toFixed(1)} µs a query`;
-console.log(`BM25's native top ${K} over ${indexDir}, ${scans.length} queries × ${ROUNDS} rounds, alternating${evict.length > 0 ? `, ${values['evict-mb']} MiB read before each query` : ''}`);
+console.log(`BM25's native top ${K} over ${indexDir}, ${scans.length} queries × ${ROUNDS} rounds, alternating${caches.mb > 0 ? `, ${caches.mb} MiB read before each query` : ''}`);
 console.log(`  base ${BASE_ROOT}: ${figures('base')}`);
 console.log(`  this ${REPO_ROOT}: ${figures('this')}   (median ${(median(perQuery.this) / median(perQuery.base)).toFixed(2)}× base; the same hits and scores for ${same} of ${scans.length} queries)`);
