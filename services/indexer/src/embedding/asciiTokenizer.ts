@@ -92,9 +92,8 @@ export class AsciiTokenizer {
     const piece = (t: string) => /^[a-z0-9]+$/.test(t) || (t.startsWith(prefix) && /^[a-z0-9]+$/.test(t.slice(prefix.length))) || (t.length === 1 && CLASS[t.charCodeAt(0)] === 0);
     if (added.some((t) => t.normalized !== false) || !addedTokens.every((t): t is string => typeof t === 'string' && t.length > 0 && !piece(t))) return undefined;
     // Special and unknown tokens map through the added tokens first, as encode() maps them.
-    const id = (token: string) => tokenizer.encode(token, { add_special_tokens: false }).ids;
     const single = (token: string) => {
-      const ids = id(token);
+      const ids = tokenizer.encode(token, { add_special_tokens: false }).ids;
       return ids.length === 1 ? ids[0] : undefined;
     };
     const before = wrap.before.map(single);
