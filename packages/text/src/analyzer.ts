@@ -38,7 +38,20 @@ const CJK_CHARS = ['Han', 'Hiragana', 'Katakana']
 const CJK = new RegExp(`[${CJK_CHARS}]`, 'u');
 const CJK_OR_RUN = new RegExp(`[${CJK_CHARS}]|[^${CJK_CHARS}]+`, 'gu');
 
+/** Whether a word is ASCII without an apostrophe: then lower-casing is all its normalizing. */
+function plainAscii(word: string): boolean {
+  for (let i = 0; i < word.length; i++) {
+    const c = word.charCodeAt(i);
+    if (c >= 0x80 || c === 0x27) return false;
+  }
+  return true;
+}
+
 function normalizeWord(word: string, out: string[]): void {
+  if (plainAscii(word)) {
+    out.push(word.toLowerCase());
+    return;
+  }
   let w = word.replace(POSSESSIVE, '').replace(APOSTROPHES, '');
   if (!NON_ASCII.test(w)) {
     if (w !== '') out.push(w.toLowerCase());

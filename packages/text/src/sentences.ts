@@ -201,6 +201,12 @@ function splitBlock(text: string, start: number, end: number): Span[] {
   let sentenceStart = start;
   let i = start;
   while (i < end) {
+    const code = text.charCodeAt(i);
+    // Below U+0080 only `.`, `!` and `?` end anything (the sets' other members are beyond ASCII).
+    if (code < 0x80 && code !== 0x2e && code !== 0x21 && code !== 0x3f) {
+      i++;
+      continue;
+    }
     const ch = text.charAt(i);
     if (CJK_TERMINATORS.has(ch)) {
       let j = i + 1;
