@@ -67,6 +67,12 @@ describe('extractKeyphrases', () => {
     expect(extractKeyphrases('Open-source tools. Open-source rocks.')[0]).toBe('open source');
   });
 
+  it('joins words across spaces, tabs, no-break spaces or one hyphen of any kind, and nothing else', () => {
+    const joined = (gap: string) => extractKeyphrases(`Quantum${gap}lattice. Quantum${gap}lattice.`, { max: 1 })[0] === 'quantum lattice';
+    for (const gap of [' ', '  ', '\t', ' \t ', '\u00a0', '-', '\u2010', '\u2011']) expect(joined(gap), JSON.stringify(gap)).toBe(true);
+    for (const gap of ['--', ' - ', '\u2012', '\u2013', '/', '_', ' \n', '\u2009', '\r']) expect(joined(gap), JSON.stringify(gap)).toBe(false);
+  });
+
   it('honours max and handles degenerate input', () => {
     expect(extractKeyphrases(VECTOR_DB, { max: 3 })).toHaveLength(3);
     expect(extractKeyphrases(VECTOR_DB, { max: 0 })).toEqual([]);

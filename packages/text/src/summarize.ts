@@ -29,35 +29,70 @@ const POSITION_BONUS = 0.05;
 // Fragments with fewer analyzed terms (headings, "Thanks!") are used only when nothing else is.
 const MIN_TERMS = 3;
 
-type Vector = Map<string, number>;
-
-/** Unit-length TF-IDF vectors, IDF computed over the document's own sentences. */
-function sentenceVectors(termLists: readonly string[][]): Vector[] {
-  const df = new Map<string, number>();
-  for (const terms of termLists) {
-    for (const t of new Set(terms)) df.set(t, (df.get(t) ?? 0) + 1);
-  }
-  const n = termLists.length;
-  return termLists.map((terms) => {
-    const tf = new Map<string, number>();
-    for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
-    const v: Vector = new Map();
-    let norm = 0;
-    for (const [t, f] of tf) {
-      const w = (1 + Math.log(f)) * Math.log(1 + n / (df.get(t) ?? 1));
-      v.set(t, w);
-      norm += w * w;
-    }
-    norm = Math.sqrt(norm);
-    if (norm > 0) for (const [t, w] of v) v.set(t, w / norm);
-    return v;
-  });
+/** A sentence's unit-length TF-IDF vector: term ids in order of first use, and their weights. */
+interface Vector {
+  ids: Int32Array;
+  weights: Float64Array;
 }
 
-function cosine(a: Vector, b: Vector): number {
-  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+/** Unit-length TF-IDF vectors, IDF computed over the document's own sentences. */
+function sentenceVectors(termLists: readonly string[][]): { vectors: Vector[]; terms: number } {
+  const idOf = new Map<string, number>();
+  const lists = termLists.map((terms) => {
+    const ids = new Int32Array(terms.length);
+    for (let k = 0; k < terms.length; k++) {
+      let id = idOf.get(terms[k]!);
+      if (id === undefined) idOf.set(terms[k]!, (id = idOf.size));
+      ids[k] = id;
+    }
+    return ids;
+  });
+  const terms = idOf.size;
+  const df = new Int32Array(terms);
+  // Per term, the last sentence it was counted in (df), then its count in the current one (tf).
+  const seenIn = new Int32Array(terms).fill(-1);
+  lists.forEach((ids, s) => {
+    for (const id of ids) {
+      if (seenIn[id] !== s) {
+        seenIn[id] = s;
+        df[id]! += 1;
+      }
+    }
+  });
+  const n = termLists.length;
+  const tf = new Int32Array(terms);
+  const vectors = lists.map((ids): Vector => {
+    // Distinct ids in order of first use (the order the weights are summed in).
+    const order: number[] = [];
+    for (const id of ids) if (tf[id]!++ === 0) order.push(id);
+    const weights = new Float64Array(order.length);
+    let norm = 0;
+    order.forEach((id, k) => {
+      const w = (1 + Math.log(tf[id]!)) * Math.log(1 + n / (df[id] || 1));
+      weights[k] = w;
+      norm += w * w;
+      tf[id] = 0;
+    });
+    norm = Math.sqrt(norm);
+    if (norm > 0) for (let k = 0; k < weights.length; k++) weights[k] = weights[k]! / norm;
+    return { ids: Int32Array.from(order), weights };
+  });
+  return { vectors, terms };
+}
+
+/**
+ * Cosine of two unit vectors: the smaller one's terms in order against the larger one's weights,
+ * spread over `scratch` (all zero, and left so).
+ */
+function cosine(a: Vector, b: Vector, scratch: Float64Array): number {
+  const [small, large] = a.ids.length <= b.ids.length ? [a, b] : [b, a];
+  for (let k = 0; k < large.ids.length; k++) scratch[large.ids[k]!] = large.weights[k]!;
   let dot = 0;
-  for (const [t, w] of small) dot += w * (large.get(t) ?? 0);
+  for (let k = 0; k < small.ids.length; k++) {
+    const w = scratch[small.ids[k]!]!;
+    if (w !== 0) dot += small.weights[k]! * w;
+  }
+  for (let k = 0; k < large.ids.length; k++) scratch[large.ids[k]!] = 0;
   return dot;
 }
 
@@ -65,12 +100,13 @@ function cosine(a: Vector, b: Vector): number {
  * TextRank: PageRank over the sentence graph whose edge weights are cosine similarities.
  * Sentences with no edges spread their rank evenly, so the iteration always converges.
  */
-function textRank(vectors: readonly Vector[]): number[] {
+function textRank({ vectors, terms }: { vectors: readonly Vector[]; terms: number }): number[] {
   const n = vectors.length;
+  const scratch = new Float64Array(terms);
   const sim: number[][] = vectors.map(() => new Array<number>(n).fill(0));
   for (let i = 0; i < n; i++) {
     for (let j = i + 1; j < n; j++) {
-      const s = cosine(vectors[i] as Vector, vectors[j] as Vector);
+      const s = cosine(vectors[i]!, vectors[j]!, scratch);
       (sim[i] as number[])[j] = s;
       (sim[j] as number[])[i] = s;
     }
