@@ -3,7 +3,7 @@ export { EXIT_CONFIG } from './exitCodes';
 export { createLogger, redactSecrets, silentLogger } from './logger';
 export type { Logger, LoggerOptions } from './logger';
 export { instanceId, onShutdown } from './lifecycle';
-export { checkpointAfterErase, GroupCommit, groupCommit, openSqlite, type OpenSqliteOptions } from './sqlite';
+export { checkpointAfterErase, GroupCommit, groupCommit, inTransaction, openSqlite, type OpenSqliteOptions } from './sqlite';
 export { compressText, decompressText, deflateIfSmaller } from './compression';
 export type { SqliteDatabase } from './sqlite';
 

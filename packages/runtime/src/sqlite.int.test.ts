@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { eventually, tempDir } from '@memex/testing';
-import { groupCommit, openSqlite } from './sqlite';
+import { groupCommit, inTransaction, openSqlite } from './sqlite';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 
@@ -131,6 +131,50 @@ describe('idle WAL truncation', () => {
       reader.close();
       db.close();
     } finally {
+      dir.remove();
+    }
+  });
+});
+
+describe('inTransaction', () => {
+  it('commits what fn did, or rolls all of it back and rethrows; inside another, only its own (a savepoint)', () => {
+    const dir = tempDir('memex-sqlite-');
+    const db = openSqlite(join(dir.path, 't.db'));
+    try {
+      db.exec('CREATE TABLE t (v TEXT UNIQUE)');
+      const insert = db.prepare<[string]>('INSERT INTO t (v) VALUES (?)');
+      const rows = () => db.prepare<[], { v: string }>('SELECT v FROM t ORDER BY v').all().map((r) => r.v);
+      expect(inTransaction(db, () => insert.run('a').changes)).toBe(1);
+      expect(() => inTransaction(db, () => (insert.run('b'), insert.run('a')))).toThrow(/UNIQUE/);
+      expect(rows()).toEqual(['a']);
+      expect(db.inTransaction).toBe(false);
+      inTransaction(db, () => {
+        insert.run('c');
+        expect(() => inTransaction(db, () => (insert.run('d'), insert.run('a')))).toThrow(/UNIQUE/);
+        expect(db.inTransaction).toBe(true);
+        insert.run('e');
+      });
+      expect(rows()).toEqual(['a', 'c', 'e']);
+    } finally {
+      db.close();
+      dir.remove();
+    }
+  });
+
+  it('takes the write lock at the start with immediate, not at the first write without', () => {
+    const dir = tempDir('memex-sqlite-');
+    const path = join(dir.path, 't.db');
+    const db = openSqlite(path);
+    const other = openSqlite(path);
+    try {
+      db.exec('CREATE TABLE t (v TEXT)');
+      other.pragma('busy_timeout = 0');
+      const otherWrites = () => other.prepare('INSERT INTO t (v) VALUES (?)').run('other').changes;
+      expect(inTransaction(db, otherWrites)).toBe(1);
+      expect(() => inTransaction(db, otherWrites, { immediate: true })).toThrow(/locked|busy/i);
+    } finally {
+      db.close();
+      other.close();
       dir.remove();
     }
   });

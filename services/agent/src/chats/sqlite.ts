@@ -1,4 +1,4 @@
-import { openSqlite, type SqliteDatabase } from '@memex/runtime';
+import { inTransaction, openSqlite, type SqliteDatabase } from '@memex/runtime';
 import { ChatVersionConflictError, project, type ChatEvent, type ChatRecord, type ChatStore } from './port';
 
 const SCHEMA = `
@@ -68,7 +68,7 @@ export class SqliteChatStore implements ChatStore {
   }
 
   async append(chatId: string, projectId: string, events: readonly ChatEvent[], expectedVersion: number): Promise<ChatRecord> {
-    const write = this.db.transaction((): ChatRecord => {
+    const write = (): ChatRecord => {
       const row = this.stmts.chat.get(chatId);
       const current = row ? toRecord(row) : undefined;
       if ((current?.version ?? 0) !== expectedVersion || (current && current.projectId !== projectId)) {
@@ -78,9 +78,9 @@ export class SqliteChatStore implements ChatStore {
       const record = project(current, chatId, projectId, events);
       this.stmts.upsertChat.run(record);
       return record;
-    });
+    };
     try {
-      return write.immediate();
+      return inTransaction(this.db, write, { immediate: true });
     } catch (error) {
       if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new ChatVersionConflictError(chatId);
       throw error;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import type { MemoAttributes } from '@memex/contracts';
-import { checkpointAfterErase, compressText, decompressText, mapInTurns, nextTurn, openSqlite, type SqliteDatabase } from '@memex/runtime';
+import { checkpointAfterErase, compressText, decompressText, inTransaction, mapInTurns, nextTurn, openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { EncodedDocument, SparseVector } from '@memex/text';
 import { decodeFloat16, encodeFloat16, readHalves } from './float16';
 import { GraphFiles } from './graphFiles';
@@ -608,7 +608,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
   private write<T>(fn: () => T): T {
     this.rowsInTransaction = 0;
     try {
-      const result = this.db.transaction(fn).immediate();
+      const result = inTransaction(this.db, fn, { immediate: true });
       this.dirty = true;
       if (++this.writes % 1000 === 0) this.stmts.prune.run(Date.now() - CHANGE_RETENTION_MS);
       this.sync();

@@ -1,5 +1,5 @@
 import { matchesFilters, type MemoView, type TagRecord } from '@memex/contracts';
-import { compressText, decompressText, groupCommit, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
+import { compressText, decompressText, groupCommit, inTransaction, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
 import { derivedTagNames, tagRecordsOf } from '../memo/rows';
 import { filterable, foldTitle, type MemoListPage, type MemoReadModel, type MemoRecord, type TitleSearch } from './port';
 
@@ -193,10 +193,10 @@ export class SqliteMemoReadModel implements MemoReadModel {
   async listMemos(projectId: string, { filters, offset, limit }: MemoListPage): Promise<{ records: MemoRecord[]; count: number }> {
     if (filters.length === 0) {
       // One read transaction, so the page and the count agree.
-      return this.db.transaction(() => ({
+      return inTransaction(this.db, () => ({
         records: this.stmts.listPage.all(projectId, limit, offset).map(toRecord),
         count: this.stmts.countAll.get(projectId)?.n ?? 0,
-      }))();
+      }));
     }
     const records: MemoRecord[] = [];
     let count = 0;
