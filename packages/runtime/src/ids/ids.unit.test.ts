@@ -1,7 +1,27 @@
 import { describe, expect, it } from 'vitest';
-import { DERIVED_IDS_HELD, MEMEX_NAMESPACE, chunkId, derivedIdsHeld, forgetDerivedIds, tagId, uuidV5, uuidV7 } from './ids';
+import { DERIVED_IDS_HELD, MEMEX_NAMESPACE, chunkId, derivedIdsHeld, forgetDerivedIds, pooledRandomBytes, tagId, uuidV5, uuidV7 } from './ids';
 
 describe('ids', () => {
+  it('hands out pooled random bytes once: no two draws share a byte, and none changes after it is drawn', () => {
+    const draws = Array.from({ length: 2000 }, (_, i) => pooledRandomBytes(i % 2 === 0 ? 12 : 16));
+    const copies = draws.map((b) => Buffer.from(b));
+    for (let i = 0; i < 1000; i++) pooledRandomBytes(16); // past several pools
+    draws.forEach((b, i) => {
+      expect(b.length).toBe(i % 2 === 0 ? 12 : 16);
+      expect(b.equals(copies[i]!)).toBe(true);
+    });
+    expect(new Set(copies.map((b) => b.toString('hex'))).size).toBe(draws.length);
+    // Views of one pool never overlap.
+    const byPool = new Map<ArrayBufferLike, [number, number][]>();
+    for (const b of draws) byPool.set(b.buffer, [...(byPool.get(b.buffer) ?? []), [b.byteOffset, b.byteOffset + b.length]]);
+    expect(byPool.size).toBeGreaterThan(1);
+    for (const ranges of byPool.values()) {
+      ranges.sort((x, y) => x[0] - y[0]);
+      for (let k = 1; k < ranges.length; k++) expect(ranges[k]![0]).toBeGreaterThanOrEqual(ranges[k - 1]![1]);
+    }
+    expect(pooledRandomBytes(10_000).length).toBe(10_000);
+  });
+
   it('uuidV5 matches the RFC 9562 test vector', () => {
     // RFC 9562 appendix A.4: name "www.example.com" in the DNS namespace.
     expect(uuidV5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8')).toBe('2ed6657d-e927-568b-95e1-2665a8aea6a2');

@@ -4,7 +4,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
 import { Buckets, Headers } from '@memex/contracts';
 import { deflateIfSmallerOffThread, inflateRawOffThread } from '../compression';
-import { forgetDerivedIds } from '../ids/ids';
+import { forgetDerivedIds, pooledRandomBytes } from '../ids/ids';
 import { requestReply } from '../nats/replyInbox';
 import { publishToStream } from '../nats/streamPublish';
 
@@ -235,7 +235,7 @@ export class Keyring {
   async seal(projectId: string, memoId: string, plaintext: Uint8Array, { deflate = this.deflate }: SealOptions = {}): Promise<Buffer> {
     const key = await this.key(projectId, memoId);
     const deflated = deflate ? await deflateIfSmallerOffThread(plaintext) : undefined;
-    const nonce = randomBytes(NONCE_BYTES);
+    const nonce = pooledRandomBytes(NONCE_BYTES);
     const cipher = createCipheriv('aes-256-gcm', key, nonce);
     cipher.setAAD(aad(projectId, memoId));
     const body = cipher.update(deflated ?? plaintext);
