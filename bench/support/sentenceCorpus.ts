@@ -25,11 +25,6 @@ export function vaswaniSentences(): string[] {
     .filter((s) => s.length > 30);
 }
 
-/** Every Cranfield document's text, then every Vaswani document's (12,829). */
-export function evalDocumentTexts(): string[] {
-  return [...evalLines('cranfield', 'corpus.jsonl'), ...evalLines('vaswani', 'corpus.jsonl')].map((l) => (JSON.parse(l) as { text: string }).text);
-}
-
 /** Every Cranfield query's text, then every Vaswani query's (318). */
 export function evalQueryTexts(): string[] {
   return [...evalLines('cranfield', 'queries.jsonl'), ...evalLines('vaswani', 'queries.jsonl')].map((l) => (JSON.parse(l) as { text: string }).text);
