@@ -81,13 +81,15 @@ export class SqliteMemoReadModel implements MemoReadModel {
     this.commits = groupCommit(this.db);
     this.db.exec(SCHEMA);
     // (several memo processes may open the file at once: one of them migrates, the others see it done)
-    this.db
-      .transaction(() => {
+    inTransaction(
+      this.db,
+      () => {
         const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(memos)').all();
         if (!columns.some((c) => c.name === 'created_at')) this.db.exec('ALTER TABLE memos ADD COLUMN created_at TEXT');
         this.db.exec(MIGRATIONS);
-      })
-      .immediate();
+      },
+      { immediate: true },
+    );
     this.stmts = {
       get: this.db.prepare<[string], Row>('SELECT project_id, version, doc FROM memos WHERE memo_id = ?'),
       byReference: this.db.prepare<[string, string], Row>(
