@@ -1,5 +1,5 @@
 import { Directory } from '@memex/runtime';
-import { USAGE, options } from './main';
+import { USAGE, options } from './options';
 import { connectCli } from './nats';
 
 function print(json: boolean, value: Record<string, unknown>, text: string): void {

@@ -1,5 +1,5 @@
 import { cliClient } from './client';
-import { options } from './main';
+import { options } from './options';
 
 /**
  * `memex api METHOD PATH [JSON]`: one call to the gateway through @memex/client (its key handling,

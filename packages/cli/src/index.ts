@@ -1,1 +1,2 @@
-export { USAGE, main } from './main';
+export { main } from './main';
+export { USAGE } from './options';

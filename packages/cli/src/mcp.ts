@@ -1,6 +1,6 @@
 import { serveStdio } from '@memex/mcp';
 import { cliClient } from './client';
-import { options } from './main';
+import { options } from './options';
 
 /**
  * `memex mcp`: the MCP tools over stdio, acting through the HTTPS API with MEMEX_API_KEY (or --key),

@@ -1,5 +1,5 @@
 import { IndexStateStore, type IndexState } from '@memex/runtime';
-import { options } from './main';
+import { options } from './options';
 import { connectCli } from './nats';
 
 /** How long the CLI waits for an indexer to take the job and load its model before leaving it queued. */

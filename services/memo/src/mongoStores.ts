@@ -1,7 +1,7 @@
 import { connectMongo } from '@memex/runtime';
-import type { MemoStores } from './stores';
 import { MongoEventStore } from './eventStore/mongodb';
 import { MongoMemoReadModel } from './readModel/mongodb';
+import type { MemoStores } from './storesPort';
 
 /** The production stores: event store and read model in one MongoDB database, majority writes. */
 export async function openMongoMemoStores(url: string, dbName: string): Promise<MemoStores> {

@@ -1,18 +1,9 @@
 import { join } from 'node:path';
 import { checkpointAfterErase, openSqlite } from '@memex/runtime';
 import type { MemoConfig } from './config';
-import type { EventStore } from './eventStore/port';
 import { SqliteEventStore } from './eventStore/sqlite';
-import type { MemoReadModel } from './readModel/port';
 import { SqliteMemoReadModel } from './readModel/sqlite';
-
-export interface MemoStores {
-  store: EventStore;
-  readModel: MemoReadModel;
-  /** After an erasure: makes sure no page of the erased rows survives in a log file (SQLite: WAL checkpoint). */
-  afterErase(): Promise<void>;
-  close(): Promise<void>;
-}
+import type { MemoStores } from './storesPort';
 
 /** MongoDB when MONGODB_URL is set; otherwise one SQLite file in the data directory. */
 export async function openMemoStores(config: MemoConfig): Promise<MemoStores> {

@@ -20,7 +20,7 @@ import {
 } from '@memex/contracts';
 import { query } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
-import { memoRef } from './memos';
+import { memoRef } from '../http/memoRef';
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };
 

@@ -10,9 +10,7 @@ import {
   OkResponse,
   Subjects,
   UpdateMemoBody,
-  isUuid,
   parseCreateMemoBody,
-  parseIdType,
   parseUpdateMemoBody,
   type MemoGetRequest,
   type MemoRef,
@@ -25,18 +23,11 @@ import {
 import { IdempotencyStore, SEAL_FOR_TRANSIT, natsConnected, query, requestHash, uuidV5, uuidV7 } from '@memex/runtime';
 import { awaitSearchConsistency, requestContext, requestedProject, type GatewayDeps } from '../http/context';
 import { WriteBudget } from '../http/writeBudget';
-import { uploadMemo } from './memoFiles';
+import { memoRef } from '../http/memoRef';
+import { uploadMemo } from './memoUpload';
 import { memoBody } from './memoBody';
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };
-
-export function memoRef(params: unknown, querystring: unknown): MemoRef {
-  const idType = parseIdType((querystring as Record<string, unknown>).id_type);
-  const id = (params as { memo_id: string }).memo_id;
-  if (idType === 'memo_uuid' && !isUuid(id)) throw new MemexError('InvalidRequest', 'memo_id must be a UUID when id_type is memo_uuid');
-  if (id.length > 255) throw new MemexError('InvalidRequest', 'memo_id must be at most 255 characters');
-  return { idType, id: idType === 'memo_uuid' ? id.toLowerCase() : id };
-}
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 

@@ -1,0 +1,34 @@
+/** What the `memex` subcommands share: the usage text and the option parser. */
+import { parseArgs } from 'node:util';
+
+export const USAGE = `memex <command> [options]
+
+Administration (talks to NATS at NATS_URL; unset: the nats-server \`pnpm start\` started for
+MEMEX_DATA_DIR (default ./data), named in data/nats.url; else nats://127.0.0.1:4222):
+  org create --name N [--json]                  create an organization
+  org list [--json]                             list organizations
+  project create --name N [--org ID] [--json]   create a project and its first API key
+                                                (no --org: the "default" organization; names are
+                                                unique within an organization)
+  project list [--org ID] [--json]              list projects (no keys shown)
+  key list --project ID [--json]                list a project's live keys by fingerprint
+  key rotate --project ID [--json]              issue a new key, revoke the old ones
+  key revoke --project ID                       revoke every key of a project
+  token create --org ID [--json]                create an organization token
+  token revoke --token T                        revoke an organization token
+  reindex --model ID [--wait]                   rebuild the search index with another embedding model
+  reindex --rebuild [--wait]                    replay the memo event log into the index (after losing or restoring it)
+  reindex --status                              show which model the index serves, and any re-index
+
+API (MEMEX_URL, default https://localhost:8443; MEMEX_API_KEY or --key):
+  api METHOD PATH [JSON] [--key K] [--insecure] call the API, print the response body
+                                                e.g. memex api POST /api/v1/memo '{"title":"t","content":"c"}'
+  mcp [--key K] [--insecure]                    serve the MCP tools over stdio (for desktop assistants)
+
+Keys and tokens are printed once and stored only as hashes. Run through pnpm as \`pnpm -s memex …\`
+(-s keeps pnpm's own lines out of the output, so --json output is pure JSON).`;
+
+/** Parses `--name value` style options, failing with the usage line on anything unknown. */
+export function options<T extends Record<string, { type: 'string' | 'boolean'; short?: string }>>(args: string[], spec: T) {
+  return parseArgs({ args, options: spec, allowPositionals: true, strict: true });
+}
