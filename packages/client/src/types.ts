@@ -106,7 +106,11 @@ export interface Page<T> {
   total_pages: number;
 }
 
-export type MemoListResponse = Page<MemoListItem>;
+/** A page of memos; `next` and `previous` are absolute paths (`/api/v1/memo?…`) with the same query, null at the ends. */
+export interface MemoListResponse extends Page<MemoListItem> {
+  next: string | null;
+  previous: string | null;
+}
 
 export interface MemoStatus {
   memo_uuid: string;

@@ -41,7 +41,8 @@ export interface MemoResolveReply {
 export interface MemoListRequest extends MemoListInput {
   projectId: string;
 }
-export type MemoListReply = MemoListResponse;
+/** The list as the memo service answers it; the gateway adds the page links, as only it knows the request's URL. */
+export type MemoListReply = Omit<MemoListResponse, 'next' | 'previous'>;
 
 /** Status, history and file look-ups address a memo as GET does; another project's memo is not found. */
 export interface MemoAddressRequest {

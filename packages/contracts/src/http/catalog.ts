@@ -38,6 +38,16 @@ export const MemoListResponse = Type.Object(
     page: Type.Integer({ minimum: 1 }),
     page_size: Type.Integer({ minimum: 1, maximum: MEMO_PAGE_SIZE_MAX }),
     total_pages: Type.Integer({ minimum: 0 }),
+    next: Nullable(
+      Type.String({
+        description: 'The next page as an absolute path with this request\'s query and `page` one higher, e.g. `/api/v1/memo?page=3&page_size=20`; null on the last page',
+      }),
+    ),
+    previous: Nullable(
+      Type.String({
+        description: 'The previous page as an absolute path with this request\'s query and `page` one lower (the last page from beyond it); null on page 1',
+      }),
+    ),
   },
   { $id: 'MemoListResponse' },
 );

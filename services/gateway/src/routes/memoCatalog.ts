@@ -16,12 +16,15 @@ import {
   Subjects,
   parseMemoListQuery,
   type MemoAddressRequest,
+  type MemoListReply,
   type MemoListRequest,
 } from '@memex/contracts';
 import { query } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
 import { memoRef } from '../http/memoRef';
+import { pageLinks } from '../http/pageLinks';
 
+const LIST_PATH = '/api/v1/memo';
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };
 
 /** A strong ETag of a JSON answer, so pollers get 304 while nothing changes. */
@@ -43,7 +46,7 @@ export function memoCatalogRoutes(app: FastifyInstance, deps: GatewayDeps): void
   const queryOptions = (requestId: string) => ({ requestId, timeoutMs: config.MEMEX_QUERY_TIMEOUT_MS });
 
   app.get(
-    '/api/v1/memo',
+    LIST_PATH,
     {
       schema: {
         operationId: 'listMemos',
@@ -52,7 +55,8 @@ export function memoCatalogRoutes(app: FastifyInstance, deps: GatewayDeps): void
           "The project's memos, newest first (created_at, then uuid), in pages: `page` from 1, `page_size` 1-100 " +
           '(default 20). `filters` takes the search filters as a URL-encoded JSON array, so a console can browse by ' +
           'source, tag or metadata; `count` and `total_pages` count the memos that pass them. Archived memos are ' +
-          'listed too. A memo created while a client pages shifts later pages by one.',
+          'listed too. A memo created while a client pages shifts later pages by one. `next` and `previous` are the ' +
+          'neighbouring pages as absolute paths with the same query (null at the ends), so a client can follow them.',
         tags: ['memos'],
         querystring: MemoListQuery,
         response: { 200: named(MemoListResponse), ...errors },
@@ -61,7 +65,9 @@ export function memoCatalogRoutes(app: FastifyInstance, deps: GatewayDeps): void
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const input = parseMemoListQuery(request.query as Record<string, unknown>);
-      return query<MemoListRequest, MemoListResponse>(deps.nc, Subjects.query.memoList, { projectId: ctx.projectId, ...input }, queryOptions(ctx.requestId));
+      const list = await query<MemoListRequest, MemoListReply>(deps.nc, Subjects.query.memoList, { projectId: ctx.projectId, ...input }, queryOptions(ctx.requestId));
+      const body: MemoListResponse = { ...list, ...pageLinks(LIST_PATH, request.url, list.page, list.total_pages) };
+      return body;
     },
   );
 
