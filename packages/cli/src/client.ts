@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { MemexClient } from '@memex/client';
 
-export interface CliClientOptions {
+interface CliClientOptions {
   key?: string | undefined;
   insecure?: boolean | undefined;
 }

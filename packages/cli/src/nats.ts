@@ -6,7 +6,7 @@ import { connectNats } from '@memex/runtime';
  * The NATS the CLI talks to: NATS_URL; else the server `pnpm start` started for the data dir (it
  * writes the URL to MEMEX_DATA_DIR/nats.url); else nats://127.0.0.1:4222.
  */
-export function natsUrl(env: NodeJS.ProcessEnv = process.env): string {
+function natsUrl(env: NodeJS.ProcessEnv = process.env): string {
   if (env.NATS_URL) return env.NATS_URL;
   const file = join(env.MEMEX_DATA_DIR || './data', 'nats.url');
   if (existsSync(file)) {

@@ -48,7 +48,7 @@ export interface MemoCommands {
   'record-extraction': { projectId: string; memoId: string; blob: string; content: ContentRef; format: string; pages: number };
 }
 
-export interface MemoCommandResults {
+interface MemoCommandResults {
   create: { memoId: string };
   update: { memoId: string };
   delete: { memoId: string };

@@ -9,7 +9,7 @@ export interface Span {
 }
 
 /** A sentence plus whether a section boundary precedes it; the chunker prefers to cut there. */
-export interface SentenceInfo extends Span {
+interface SentenceInfo extends Span {
   /** First sentence of a paragraph, of a heading-like line (heading, rule, code fence) or of the
    * text right after one. */
   blockStart: boolean;

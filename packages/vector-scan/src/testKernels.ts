@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import { useVectorScanKernel, vectorScanKernel } from './index';
 
-export type KernelName = 'avx2' | 'plain';
+type KernelName = 'avx2' | 'plain';
 
 /** The kernel the addon chose for this CPU at load. */
 export const CHOSEN_KERNEL = vectorScanKernel() as KernelName;

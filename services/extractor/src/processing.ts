@@ -7,7 +7,7 @@ import type { SandboxLimits } from './sandbox/sandbox';
 type Created = Extract<MemoEvent, { type: 'MemoCreated' }>['data'];
 type Deleted = Extract<MemoEvent, { type: 'MemoDeleted' }>['data'];
 
-export interface ExtractionDeps {
+interface ExtractionDeps {
   /** The blob store and keyring (originals are read from it, extracted text written to it). */
   content: ContentStore;
   commands: CommandClient;

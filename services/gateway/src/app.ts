@@ -18,7 +18,7 @@ import { memoRoutes } from './routes/memos';
 import { projectRoutes } from './routes/project';
 import { searchRoutes } from './routes/search';
 
-export interface BuildGatewayOptions {
+interface BuildGatewayOptions {
   /** PEM certificate and key; without them the app is for `inject()` tests only. */
   https?: { cert: string; key: string };
   logger: Logger;

@@ -9,7 +9,7 @@ export interface OpenApiDocument {
   paths: Record<string, Record<string, OpenApiOperation>>;
   components: { schemas: Record<string, JsonSchema> };
 }
-export interface OpenApiOperation {
+interface OpenApiOperation {
   operationId?: string;
   requestBody?: { content: Record<string, { schema: JsonSchema }> };
   responses?: Record<string, { content?: Record<string, { schema: JsonSchema }> }>;

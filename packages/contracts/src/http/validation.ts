@@ -19,7 +19,7 @@ import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SEARCH_METHODS, type SearchMeth
 export const MAX_CONTENT_BYTES = 16 * 1024 * 1024;
 
 /** Limits a deployment configures (defaults above). */
-export interface MemoBodyLimits {
+interface MemoBodyLimits {
   maxContentBytes?: number;
 }
 /** Largest metadata object, as serialized JSON. */

@@ -6,7 +6,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { BlobStore } from './port';
 
-export interface BlobStoreFixture {
+interface BlobStoreFixture {
   store: BlobStore;
   dispose(): Promise<void>;
 }

@@ -4,7 +4,7 @@ import type { Metrics } from './registry';
 /** While the thread is busy, the event loop is sampled by a timer due this often: how late it runs is what the thread kept waiting. */
 export const EVENT_LOOP_SAMPLE_MS = 10;
 /** While it idles (busy under 5% of the last interval), every this many: a sleeping process is not woken 100 times a second. */
-export const EVENT_LOOP_IDLE_SAMPLE_MS = 500;
+const EVENT_LOOP_IDLE_SAMPLE_MS = 500;
 /** Buckets (seconds) of `memex_event_loop_delay_seconds`: from the timer's own 1 ms grain to stalls of seconds. */
 export const EVENT_LOOP_DELAY_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 

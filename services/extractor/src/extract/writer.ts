@@ -68,7 +68,7 @@ export class TextWriter {
 }
 
 /** Collapses runs of whitespace (keeping none at the ends) and drops control characters. */
-export function clean(text: string): string {
+function clean(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '').replace(/[\s\u00a0]+/g, ' ').trim();
 }

@@ -1,7 +1,7 @@
 import { Parser } from 'htmlparser2';
 import { ExtractionError } from './errors';
 
-export interface XmlHandlers {
+interface XmlHandlers {
   open?(name: string, attrs: Record<string, string>): void;
   close?(name: string): void;
   text?(text: string): void;

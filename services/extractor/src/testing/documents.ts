@@ -19,7 +19,7 @@ export function missingTools(): string | undefined {
   return undefined;
 }
 
-export interface SampleDocument {
+interface SampleDocument {
   /** A sentence unique to this document, for search. */
   sentence: string;
   /** Table cells the text must keep. */

@@ -24,7 +24,7 @@ export interface GatewayDeps {
   instance: string;
 }
 
-export interface RequestContext {
+interface RequestContext {
   projectId: string;
   requestId: string;
 }

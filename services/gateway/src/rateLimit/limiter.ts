@@ -2,7 +2,7 @@ import type { NatsConnection, Subscription } from '@nats-io/nats-core';
 import { Subjects } from '@memex/contracts';
 import { decodeJson, encodeJson } from '@memex/runtime';
 
-export interface RateLimitDecision {
+interface RateLimitDecision {
   allowed: boolean;
   limit: number;
   remaining: number;
@@ -22,7 +22,7 @@ interface SyncMessage {
   counts: [number, string, number][];
 }
 
-export interface RateLimiterOptions {
+interface RateLimiterOptions {
   /** Requests per key per window; 0 disables the limiter. */
   limit: number;
   windowMs: number;

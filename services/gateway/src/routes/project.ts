@@ -4,7 +4,7 @@ import { ErrorResponse, MemexError, Nullable, Uuid } from '@memex/contracts';
 import { Directory, IndexStateStore } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
 
-export const ProjectInfo = Type.Object(
+const ProjectInfo = Type.Object(
   {
     project_id: Uuid,
     name: Type.String(),
@@ -34,7 +34,7 @@ export const ProjectInfo = Type.Object(
   { $id: 'ProjectInfo' },
 );
 
-export const RotatedKey = Type.Object(
+const RotatedKey = Type.Object(
   { project_id: Uuid, api_key: Type.String({ description: 'The new key, shown this once; every older key stops working' }) },
   { $id: 'RotatedKey' },
 );

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VersionConflictError, type EventStore, type NewEvent } from './port';
 
-export interface EventStoreFixture {
+interface EventStoreFixture {
   store: EventStore;
   dispose(): Promise<void>;
 }

@@ -3,7 +3,7 @@ import { connectMongo, isDuplicateKeyError } from '@memex/runtime';
 import { VersionConflictError, type AppendResult, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent } from './port';
 
 /** An append carried an event id the store already holds; ids are unique across all streams. */
-export class DuplicateEventIdError extends Error {
+class DuplicateEventIdError extends Error {
   constructor(
     readonly streamName: string,
     options?: { cause?: unknown },

@@ -13,7 +13,7 @@ const isSealed = (data: unknown): data is SealedData =>
   typeof data === 'object' && data !== null && typeof (data as { sealed?: unknown }).sealed === 'string';
 
 /** The attribute snapshot after each of a stream's events (opened, in version order). */
-export type AttributesAfterEach = (events: readonly StoredEvent[]) => (MemoAttributes | null)[];
+type AttributesAfterEach = (events: readonly StoredEvent[]) => (MemoAttributes | null)[];
 
 /**
  * What a row's box keeps of an event's data (`lean`), and the data whole again from that and the
@@ -24,7 +24,7 @@ export interface RowData {
   whole(type: string, lean: Record<string, unknown>, ids: { memoId: string; projectId: string }): Record<string, unknown>;
 }
 
-export interface SealedEventStoreOptions {
+interface SealedEventStoreOptions {
   /**
    * How a stream's events give the attribute snapshot each goes out with: rows keep only `data`,
    * and the log and the outbox's sweep fold the stream to seal the snapshot back in.

@@ -21,7 +21,7 @@ import { isPending, type MemoData } from './decider';
 import type { MemoCommandService } from './handlers';
 
 /** The status a list item shows, from the memo as GET returns it. */
-export function processingStatus(memo: Pick<Memo, 'pending' | 'processing_error'>): ProcessingStatus {
+function processingStatus(memo: Pick<Memo, 'pending' | 'processing_error'>): ProcessingStatus {
   if (memo.processing_error) return 'error';
   return memo.pending ? 'processing' : 'processed';
 }

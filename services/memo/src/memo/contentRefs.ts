@@ -4,7 +4,7 @@ import type { ContentRef } from '@memex/contracts';
 export type InlineContentRef = ContentRef & { inline: string };
 
 /** At most this many bytes of inline content references are kept (see {@link ContentRefCache}). */
-export const CONTENT_REFS_HELD_BYTES = 8 * 1024 * 1024;
+const CONTENT_REFS_HELD_BYTES = 8 * 1024 * 1024;
 
 /**
  * Inline content references by the event that holds them (`stream#version`). A GET reads its

@@ -96,7 +96,7 @@ export function isPending(memo: MemoData): boolean {
   return memo.chunkedRevision !== memo.revision || memo.summarizedRevision !== memo.revision;
 }
 
-export function isExpired(expirationDate: string | null, now: string): boolean {
+function isExpired(expirationDate: string | null, now: string): boolean {
   return expirationDate !== null && Date.parse(expirationDate) <= Date.parse(now);
 }
 

@@ -31,7 +31,7 @@ import type { ReferenceClaims } from './references';
 import { memoStream } from './streams';
 import { toAttributes, toMemo, toStoredMemo } from './view';
 
-export interface MemoHandlerDeps {
+interface MemoHandlerDeps {
   store: EventStore;
   readModel: MemoReadModel;
   publisher: OutboxPublisher;

@@ -10,7 +10,7 @@ import { referenceStream } from './streams';
  * backend and across memo instances. A claim whose memo never got created (its process died in
  * between) or no longer carries the reference is stale after `STALE_CLAIM_MS` and may be taken over.
  */
-export const STALE_CLAIM_MS = 60_000;
+const STALE_CLAIM_MS = 60_000;
 
 interface ClaimData {
   memoId: string;

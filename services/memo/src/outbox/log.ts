@@ -3,7 +3,7 @@ import type { EventStore } from '../eventStore/port';
 import { toMessage } from './publisher';
 
 /** The most events one page holds, whatever their size. */
-export const MEMO_LOG_PAGE_MAX = 500;
+const MEMO_LOG_PAGE_MAX = 500;
 
 /**
  * A page of the event log for a replay, in the form the outbox publishes (sealed events stay

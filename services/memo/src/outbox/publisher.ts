@@ -4,7 +4,7 @@ import { Headers, Streams, Subjects, type MemoEventMessage } from '@memex/contra
 import { encodeMemoEvent, publishToStream, type Logger, type Metrics } from '@memex/runtime';
 import type { EventStore, StoredEvent } from '../eventStore/port';
 
-export interface OutboxOptions {
+interface OutboxOptions {
   nc: NatsConnection;
   jsm: JetStreamManager;
   store: EventStore;

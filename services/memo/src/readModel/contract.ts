@@ -7,7 +7,7 @@ import { EMPTY_CHUNKS, matchesFilters, type MemoView as Memo } from '@memex/cont
 import { filterCases, generateFilterMemos } from '@memex/testing';
 import { filterable, foldTitle, type MemoReadModel, type MemoRecord } from './port';
 
-export interface ReadModelFixture {
+interface ReadModelFixture {
   readModel: MemoReadModel;
   dispose(): Promise<void>;
 }

@@ -11,14 +11,14 @@ import { MONGO_CLIENT_OPTIONS } from '@memex/runtime';
 
 export const MONGO_IMAGE = 'mongo:7';
 
-export type MongoSource = { kind: 'url'; url: string } | { kind: 'docker' } | { kind: 'none'; reason: string };
+type MongoSource = { kind: 'url'; url: string } | { kind: 'docker' } | { kind: 'none'; reason: string };
 
 /** Whether `docker info` reaches an engine (the CLI alone is not enough). */
-export function dockerEngineAvailable(): boolean {
+function dockerEngineAvailable(): boolean {
   return spawnSync('docker', ['info'], { stdio: 'ignore', timeout: 15_000 }).status === 0;
 }
 
-export function mongoSource(env: Record<string, string | undefined> = process.env): MongoSource {
+function mongoSource(env: Record<string, string | undefined> = process.env): MongoSource {
   const url = env.MONGODB_URL?.trim();
   if (url) return { kind: 'url', url };
   if (dockerEngineAvailable()) return { kind: 'docker' };
@@ -59,7 +59,7 @@ async function startServer(source: Exclude<MongoSource, { kind: 'none' }>): Prom
 }
 
 /** Wraps a fixture factory so each fixture gets a fresh database, dropped when it is disposed. */
-export type WithDb = <F extends { dispose(): Promise<void> }>(fixture: (db: Db) => Promise<F>) => () => Promise<F>;
+type WithDb = <F extends { dispose(): Promise<void> }>(fixture: (db: Db) => Promise<F>) => () => Promise<F>;
 
 /**
  * Runs `register` (which calls a contract suite) inside a describe block that owns the server, or,
