@@ -20,7 +20,7 @@ import { BUNDLES, REPO_ROOT } from './services';
 const CONSOLE_ASSETS = join(REPO_ROOT, 'packages', 'console', 'dist');
 
 /**
- * The gateway serves the console's built assets; a bundle no longer sits beside the console package,
+ * The gateway serves the console's built assets; a bundle does not sit beside the console package,
  * so they go into a `console` folder beside the bundle, where @memex/console looks for them.
  */
 function copyConsoleAssets(outDir: string): void {
@@ -147,7 +147,7 @@ export const START_SCRIPT_BUNDLE = join(REPO_ROOT, 'dist', 'start.mjs');
 
 /**
  * Compiles `pnpm start`'s own script (scripts/start.ts) to dist/start.mjs, so the supervisor of a
- * running stack is plain node too, without tsx's loader (71 → 57 MiB idle, bench:footprint).
+ * running stack is plain node too, without tsx's loader and its memory.
  * Written under a temporary name and renamed: starts running at once never see half a file.
  */
 export async function bundleStartScript(): Promise<string> {

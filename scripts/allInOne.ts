@@ -2,8 +2,7 @@
  * Every Memex service in one Node process (`pnpm start --single-process`): memo, indexer, agent,
  * extractor (its sandboxed extraction children stay separate processes) and gateway, started in
  * that order on one NATS, stopped in reverse. The same code and configuration as the separate
- * processes; one Node runtime instead of five (measured by bench:footprint --single-process) for
- * a laptop or a small evaluation box. Scaling and isolation need the separate processes.
+ * processes; one Node runtime's memory instead of five, for a laptop or a small evaluation box. Scaling and isolation need the separate processes.
  */
 import { loadAgentConfig, startAgentService } from '@memex/agent';
 import { loadExtractorConfig, startExtractorService } from '@memex/extractor';

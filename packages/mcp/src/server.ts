@@ -23,9 +23,8 @@ function sharedSchemas(z: typeof Zod.z) {
 }
 
 /**
- * The MCP SDK and zod, imported by the first server made rather than with this module: loaded, they
- * take a process ~25 MiB and ~0.3 s (bench:footprint), which a gateway whose clients never speak MCP
- * should not pay. Imported once; the shared schemas are built once with them.
+ * The MCP SDK and zod, imported by the first server made rather than with this module: their memory
+ * and load time are not paid by a gateway whose clients never speak MCP. Imported once; the shared schemas are built once with them.
  */
 let libraries: Promise<{ sdk: typeof McpSdk; z: typeof Zod.z; schemas: ReturnType<typeof sharedSchemas> }> | undefined;
 function mcpLibraries() {

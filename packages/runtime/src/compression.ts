@@ -26,8 +26,8 @@ function worthDeflating(bytes: Uint8Array): boolean {
 
 /**
  * From this size, `deflateIfSmallerOffThread` and `inflateRawOffThread` work on libuv's thread
- * pool, not on the event loop's thread: deflating a 2 MB document takes ~200 ms, which every
- * request would wait for. Below it, the hop to the pool costs more than it saves.
+ * pool, not on the event loop's thread: deflating megabytes takes long enough that every other
+ * request would wait for it. Below it, the hop to the pool costs more than it saves.
  */
 export const OFF_THREAD_BYTES = 256 * 1024;
 const deflateRawAsync = promisify(deflateRaw);

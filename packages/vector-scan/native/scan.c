@@ -94,7 +94,7 @@ __attribute__((target("avx2"), always_inline)) static inline __m256i lanes_avx2(
 /*
  * Four rows' products with the query (n >= 32, no -128 in the query: see lanes_avx2), their lanes
  * summed together: two rounds of horizontal adds and one add of the halves, where summing each
- * row's lanes alone took as long as its products at 100 dimensions.
+ * row's lanes alone costs as much as its products at 100 dimensions.
  */
 __attribute__((target("avx2"), always_inline)) static inline __m128i dot4_avx2(const int8_t *query, const int8_t *r0, const int8_t *r1,
                                                                                const int8_t *r2, const int8_t *r3, size_t n) {
@@ -112,12 +112,10 @@ typedef struct {
 /*
  * A scan reads its rows in ascending order, and at 100k rows they are ~10 MB, more than the CPU caches
  * keep between searches: while rows are multiplied, those ~4 KiB on (every row's, or the listed
- * ones') are asked for, each cache line of them, within the block only. On a 2-core AMD EPYC
- * (2026-11-29), from memory, the four-row scan of 100k rows of 100 bytes took 0.73-0.83x as long with
- * it, of 100k rows of 384 bytes 0.38-0.45x (11.6-13.3 -> 4.9-5.2 ms), of every other row listed
- * 0.43x (3.37 -> 1.46 ms); the hardware's own prefetcher kept it waiting on memory. The row-at-a-time
- * kernels (SCAN_BODY: cosine, the plain loop) wait on their arithmetic instead, and measured the same
- * with it, so they go without.
+ * ones') are asked for, each cache line of them, within the block only: the four-row scan waits on
+ * memory, which the hardware's own prefetcher does not hide. The row-at-a-time kernels (SCAN_BODY:
+ * cosine, the plain loop) wait on their arithmetic instead and gain nothing from it, so they go
+ * without.
  */
 static inline size_t prefetch_rows(size_t dimension) { return dimension < 1024 ? (4096 / dimension + 3) & ~(size_t)3 : 4; }
 /* Every cache line of row[0..bytes), bytes >= 1. */
@@ -176,7 +174,7 @@ static void select_best(entry *e, size_t n, size_t k) {
 
 /*
  * Sorts e[0..n) best first: quicksort down to runs of 16, then insertion, the comparison inlined
- * (qsort calls a function for each: at k = 232 of 300 rows it took most of the scan's time).
+ * (qsort calls a function for each, which dominates a scan that keeps most of its rows).
  */
 static void sort_best(entry *e, size_t n) {
   while (n > 16) {
@@ -217,9 +215,8 @@ static inline void offer(entry *kept, size_t *n, double *threshold, size_t room,
  * The scan, written once and compiled per dot product kernel (an indirect call per row would cost
  * as much as the dot product): fills `kept` with the best rows, at most k, and returns how many.
  * A row above the threshold is appended; when `room` rows are kept, a quickselect keeps the best k
- * and the threshold rises to the lowest of them. Appending costs a store where a heap of k cost
- * ~log2(k) unpredictable branches per row taken (with qsort at the end, the scan of 100k rows for
- * k = 232 took 1.23 ms against 0.91 ms now; of 3,000 rows, 216 µs against 80 µs). Slots rise as
+ * and the threshold rises to the lowest of them. Appending costs a store where a heap of k costs
+ * ~log2(k) unpredictable branches per row taken. Slots rise as
  * the scan goes, so a row that ties the threshold ranks below the kept row it ties, whose slot is
  * lower: only a strictly higher score gets in.
  */
@@ -497,7 +494,7 @@ static napi_value js_scan(napi_env env, napi_callback_info info) {
   return result;
 }
 
-/* How many slots ahead estimate() asks for a row (its rows are at random: 232 of 100k per search, from memory 39.5 -> 23 µs p50 with it, on the machine of prefetch_rows). */
+/* How many slots ahead estimate() asks for a row: its rows are at random places, so the hardware cannot guess them. */
 #define ESTIMATE_AHEAD 8
 
 /*

@@ -3,10 +3,10 @@
  *
  * - Dense (native/scan.c): the `k` best rows of a block of int8 codes for one quantized query, by
  *   inner product or cosine, keeping only the best k as it goes; given a list of slots, only those
- *   rows, at a cost in proportion to the list. usearch's exactSearch, which it replaces, keeps every
- *   distance and sorts them all, at two to three times the cost per row (bench/search.bench.ts
- *   prints both). Then, for the rows found, the full-precision query's estimates against their
- *   codes, and its products with their stored vectors (halves or floats) for rescoring.
+ *   rows, at a cost in proportion to the list (keeping and sorting every distance, as usearch's
+ *   exactSearch does, costs more per row). Then, for the rows found, the full-precision query's
+ *   estimates against their codes, and its products with their stored vectors (halves or floats)
+ *   for rescoring.
  * - Sparse (native/sparse.c): BM25's top k over a project's postings by MaxScore, with the same
  *   arithmetic, in the same order, as the indexer's JS reference that scores every posting.
  *

@@ -17,8 +17,8 @@ export class NatsBlobStore implements BlobStore {
   private constructor(private readonly os: ObjectStore) {}
 
   static async open(nc: NatsConnection, { replicas = 1, bucket = ObjectBuckets.blobs }: { replicas?: number; bucket?: string } = {}): Promise<NatsBlobStore> {
-    // Objects' SHA-256 (computed on put, checked on get) by node:crypto instead of nats.js's default
-    // pure-JS hash, which took ~50 ms of one turn for a 2 MB object (process-wide; same digests).
+    // Objects' SHA-256 (computed on put, checked on get) by node:crypto, not nats.js's default pure-JS
+    // hash, which holds the event loop for a large object (process-wide; same digests).
     setSha256Backend('native');
     const os = await new Objm(nc).create(bucket, { storage: 'file', replicas });
     return new NatsBlobStore(os);
@@ -75,7 +75,7 @@ export class NatsBlobStore implements BlobStore {
       } finally {
         // A reader left early cancels the rest. (Not `releaseLock()` on every read: Node builds its
         // "released" error's stack then, and the first stack a process builds parses the bundle's
-        // source map: ~100 ms in which a gateway or indexer answered nothing.)
+        // source map, a pause in which the process answers nothing.)
         if (!finished) await reader.cancel().catch(() => undefined);
       }
       const failed = await error;

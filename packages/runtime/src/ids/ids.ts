@@ -33,8 +33,8 @@ let randomPoolAt = 0;
 
 /**
  * `size` (≤ 4096) fresh bytes of the CSPRNG, as `randomBytes(size)` gives them, from a pool filled
- * 4 KiB at a time: a call of `randomBytes` per id and per nonce (several per memo in every service)
- * was 1.5% of the memo service's CPU. No byte is handed out twice: a spent pool is replaced, never
+ * 4 KiB at a time, not a call of `randomBytes` per id and per nonce (several per memo in every
+ * service). No byte is handed out twice: a spent pool is replaced, never
  * refilled, so a buffer handed out (a view of it) never changes. For bytes used at once (ids,
  * nonces): a view kept keeps its whole pool alive, so what is kept (keys) takes `randomBytes`.
  */
@@ -70,9 +70,9 @@ export function tagId(memoId: string, tag: string): string {
 
 /**
  * Tag and chunk ids derived lately, by name. A memo's are derived again each time it is read (a
- * SHA-1 each, ~3 µs warm, more under load: ~10% of the memo service's CPU for a GET of a memo with
- * eight tags). Bounded, the oldest dropped first; emptied whenever any process shreds a memo's key
- * (a tag's name is memo data), as the keyring calls {@link forgetDerivedIds}.
+ * SHA-1 each), which this spares repeated GETs. Bounded, the oldest dropped first; emptied whenever
+ * any process shreds a memo's key (a tag's name is memo data), as the keyring calls
+ * {@link forgetDerivedIds}.
  */
 const derivedIds = new Map<string, string>();
 export const DERIVED_IDS_HELD = 4096;

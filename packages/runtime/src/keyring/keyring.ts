@@ -188,7 +188,7 @@ export class Keyring {
    * A key's stored bytes, undefined when it has none (never created, or shredded: a purge marker).
    * Read by JetStream's direct get on the connection's shared reply inbox, not `kv.get`: nats.js
    * settles every request it makes by building an Error with its stack trace, and each service reads
-   * each memo's key once (a seeding of 72k memos spent ~12 s of CPU across the stack building them).
+   * each memo's key once, so that cost would be paid per memo in every service.
    * A bucket whose stream has no direct gets (made by another client) is read by `kv.get`.
    */
   private async stored(id: string): Promise<Uint8Array | undefined> {

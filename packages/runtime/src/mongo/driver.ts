@@ -1,8 +1,8 @@
 /**
- * The MongoDB driver, imported on first use. Loading it costs a process ~23 MiB of memory and ~0.3 s
- * of CPU (bench:footprint, deploy/bundle.ts's bundles), and only a deployment with MONGODB_URL uses
- * it: every Mongo adapter gets its classes here instead of importing 'mongodb' at the top of a module
- * (which a bundle hoists to its start, even under a dynamic import of the adapter).
+ * The MongoDB driver, imported on first use: loading it costs a process tens of MiB and a noticeable
+ * start, and only a deployment with MONGODB_URL uses it. Every Mongo adapter gets its classes here,
+ * never from 'mongodb' at the top of a module (which a bundle hoists to its start, even under a
+ * dynamic import of the adapter).
  */
 import type * as MongoDriver from 'mongodb';
 

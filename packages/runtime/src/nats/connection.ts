@@ -83,7 +83,7 @@ export const PING_INTERVAL_MS = 5_000;
 
 /**
  * Connects with the settings every Memex process wants: no async stack traces (they cost two Error
- * objects per request, ~35% of request/reply throughput), endless reconnects, status logging, the
+ * objects per request), endless reconnects, status logging, the
  * link state `natsConnected` reports, and messages sent in one turn of the event loop written
  * together (`coalesceWrites`).
  */

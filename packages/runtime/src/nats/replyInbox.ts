@@ -11,8 +11,7 @@ interface Waiting {
 /**
  * The replies a client waits for, on one subscription (`<inbox>.<token>`): a wait costs its token
  * and a timer, nothing more. nats.js's own `request()` settles every request, answered or not, by
- * building an Error with its stack trace (~5% of the gateway's CPU per search). Commands and queries
- * both wait here.
+ * building an Error with its stack trace, a cost on every search. Commands and queries both wait here.
  */
 export class ReplyInbox {
   private readonly prefix = createInbox('_INBOX.memex');

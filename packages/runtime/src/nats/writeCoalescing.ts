@@ -35,10 +35,8 @@ function protocolOf(nc: NatsConnection): Protocol | undefined {
  * the oldest one still queued, or when the queue passes nats.js's own limit. nats.js writes at the
  * end of the microtask checkpoint of the first queued message, so a process answering many
  * messages in one turn (each reply, acknowledgement and publish in its own promise chain) makes a
- * socket write per message, and the server a read per write: on the project's 2-core machines those
- * system calls were 13% of the memo service's and the gateway's CPU under load
- * (bench/ingest.bench.ts --profile), and nats-server spent 40% less CPU per search once they were
- * written together (bench/load.bench.ts --compare NATS_WRITE_DELAY_MS=0). Order is unchanged: one
+ * socket write per message, and the server a read per write; written together, both sides spend
+ * far fewer system calls under load (figures in docs/benchmarks.md). Order is unchanged: one
  * queue, written in order.
  *
  * An idle process writes a message within the same turn it was sent in, so latency changes only

@@ -43,8 +43,8 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       const input = parseSearchBody(request.body);
       const options = { requestId: ctx.requestId, timeoutMs: deps.config.MEMEX_QUERY_TIMEOUT_MS };
       if (input.searchMethod === 'chunk_vector_search') {
-        // The indexer answers with the response itself, sent on as it came: decoding and encoding
-        // again its ~20 KB of chunk texts and summaries was a fifth of this route's CPU.
+        // The indexer answers with the response itself, sent on as it came: the gateway never decodes
+        // and encodes again the chunk texts and summaries, the bulk of this route's work.
         const indexQuery: IndexSearchRequest = { ...searchRequest(ctx.projectId, input), format: 'search-response' };
         const body = await queryJson(deps.nc, Subjects.query.indexSearch, indexQuery, options);
         if (body.subarray(0, RESULTS_PREFIX.length).equals(RESULTS_PREFIX)) return reply.type(JSON_TYPE).send(body);

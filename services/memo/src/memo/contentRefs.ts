@@ -8,8 +8,8 @@ const CONTENT_REFS_HELD_BYTES = 8 * 1024 * 1024;
 
 /**
  * Inline content references by the event that holds them (`stream#version`). A GET reads its
- * memo's content from that event, at the cost of an event store read, a decrypt and an inflate
- * (~10% of the memo service's CPU per GET). An event does not change until its stream is erased,
+ * memo's content from that event, at the cost of an event store read, a decrypt and an inflate,
+ * which this spares repeated GETs. An event does not change until its stream is erased,
  * and a reference is sealed (ciphertext, its length, a keyed digest): nothing in it is readable
  * without the memo's key. Its owner still empties it whenever any process shreds a key. Bounded
  * by the references' bytes, the oldest dropped first.
