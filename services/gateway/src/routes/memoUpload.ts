@@ -16,14 +16,14 @@ import {
   type MemoFile,
   type MemoFileReply,
 } from '@memex/contracts';
-import { SEAL_FOR_TRANSIT, query, uuidV5, uuidV7 } from '@memex/runtime';
+import { SEAL_FOR_TRANSIT, query, uuidV7 } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
+import { idempotentMemoId } from '../http/idempotencyKey';
 
 /** Form fields an upload takes besides `file` (Skald's names; metadata and tags as JSON text). */
 const FORM_FIELDS = new Set(['title', 'reference_id', 'source', 'expiration_date', 'metadata', 'tags', 'project_id']);
 /** Room for the multipart framing and form fields on top of the file itself. */
 export const FORM_OVERHEAD_BYTES = 1024 * 1024;
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 function jsonField(value: string | undefined, field: string): unknown {
   if (value === undefined) return undefined;
@@ -85,13 +85,9 @@ export async function uploadMemo(deps: GatewayDeps, request: FastifyRequest, rep
   });
   const { content: _placeholder, ...input } = parsed;
 
-  const key = request.headers['idempotency-key'];
-  let memoId = uuidV7();
-  let commandId: string | undefined;
-  if (typeof key === 'string') {
-    if (!IDEMPOTENCY_KEY.test(key)) throw new MemexError('InvalidRequest', 'Idempotency-Key must be 1-255 visible ASCII characters');
-    memoId = uuidV5(`idempotency:${ctx.projectId}:${key}`);
-    commandId = memoId;
+  const commandId = idempotentMemoId(ctx.projectId, request.headers['idempotency-key']);
+  const memoId = commandId ?? uuidV7();
+  if (commandId) {
     // A retry of an upload that went through: the memo has its file already.
     const existing = await query<MemoAddressRequest, MemoFileReply>(
       deps.nc,

@@ -20,16 +20,15 @@ import {
   type StoredCreateInput,
   type StoredUpdateInput,
 } from '@memex/contracts';
-import { IdempotencyStore, SEAL_FOR_TRANSIT, natsConnected, query, requestHash, uuidV5, uuidV7 } from '@memex/runtime';
+import { IdempotencyStore, SEAL_FOR_TRANSIT, natsConnected, query, requestHash, uuidV7 } from '@memex/runtime';
 import { awaitSearchConsistency, requestContext, requestedProject, type GatewayDeps } from '../http/context';
 import { WriteBudget } from '../http/writeBudget';
+import { idempotentMemoId } from '../http/idempotencyKey';
 import { memoRef } from '../http/memoRef';
 import { uploadMemo } from './memoUpload';
 import { memoBody } from './memoBody';
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };
-
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   const { commands, config, content } = deps;
@@ -89,13 +88,9 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       if (request.isMultipart()) return uploadMemo(deps, request, reply);
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const input = parseCreateMemoBody(request.body, limits);
-      const key = request.headers['idempotency-key'];
-      let memoId = uuidV7();
-      let commandId: string | undefined;
-      if (typeof key === 'string') {
-        if (!IDEMPOTENCY_KEY.test(key)) throw new MemexError('InvalidRequest', 'Idempotency-Key must be 1-255 visible ASCII characters');
-        memoId = uuidV5(`idempotency:${ctx.projectId}:${key}`);
-        commandId = memoId;
+      const commandId = idempotentMemoId(ctx.projectId, request.headers['idempotency-key']);
+      const memoId = commandId ?? uuidV7();
+      if (commandId) {
         // The same key with another body is a client bug, not a retry: refuse it rather than replay.
         const store = await idempotencyStore();
         if (!(await store.claim(memoId, requestHash({ query: request.query, body: request.body })))) throw new MemexError('IdempotencyKeyReused');
