@@ -47,8 +47,8 @@ export function memoFileRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     }
   });
 
-  // Skald's upload path before uploads moved onto POST /api/v1/memo; its 0.3 Node SDK posts the same
-  // form here. Kept out of the OpenAPI document: the documented route is POST /api/v1/memo.
+  // Skald's older upload path, where its 0.3 Node SDK posts the same form. Kept out of the OpenAPI
+  // document: the documented route is POST /api/v1/memo.
   app.post('/api/v1/memo/upload', { schema: { hide: true } }, async (request, reply) => {
     if (request.isMultipart()) return uploadMemo(deps, request, reply);
     requestContext(deps, request, reply, requestedProject(request.query));
