@@ -65,11 +65,12 @@ export function importGraph(files: readonly string[]): Map<string, string[]> {
     jsx: ts.JsxEmit.ReactJSX,
   };
   const host = ts.createCompilerHost(options);
+  const cache = ts.createModuleResolutionCache(host.getCurrentDirectory(), (name) => name, options);
   const graph = new Map<string, string[]>();
   for (const file of files) {
     const targets = new Set<string>();
     for (const specifier of moduleSpecifiers(file, readFileSync(file, 'utf8'))) {
-      const resolved = ts.resolveModuleName(specifier, file, options, host).resolvedModule?.resolvedFileName;
+      const resolved = ts.resolveModuleName(specifier, file, options, host, cache).resolvedModule?.resolvedFileName;
       if (!resolved) continue;
       const target = host.realpath ? host.realpath(resolved) : resolved;
       if (inSet.has(target)) targets.add(target);
@@ -84,6 +85,11 @@ export function importGraph(files: readonly string[]): Map<string, string[]> {
  * file importing itself), each given as a closed path `a → b → … → a` through that component.
  */
 export function findCircles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  return importKnots(graph).map((component) => circlePath(graph, component));
+}
+
+/** The strongly connected components of `graph` that hold a circle, each sorted, ordered by first file. */
+export function importKnots(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   // Tarjan's algorithm, iterative so that a deep chain of imports cannot overflow the stack.
   const index = new Map<string, number>();
   const low = new Map<string, number>();
@@ -130,7 +136,7 @@ export function findCircles(graph: ReadonlyMap<string, readonly string[]>): stri
       }
     }
   }
-  return components.map((component) => circlePath(graph, component)).sort((a, b) => a[0]!.localeCompare(b[0]!));
+  return components.sort((a, b) => a[0]!.localeCompare(b[0]!));
 }
 
 /** A shortest closed path from the component's first file back to itself, staying inside the component. */
