@@ -9,6 +9,7 @@ import {
 } from '@memex/runtime';
 import type { MemoConfig } from './config';
 import { ExpirySweeper } from './expiry/sweeper';
+import { memoWriteForms } from './formats';
 import { listMemos, memoFile, memoHistory, memoStatus } from './memo/catalog';
 import { MemoCommandService } from './memo/handlers';
 import { getMemo, resolveMemo, searchTitles } from './memo/queries';
@@ -38,13 +39,14 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
   const clock = overrides.clock ?? (() => new Date());
   const identity = { service: 'memo' as const, logger: overrides.logger, instance: overrides.instance };
   return startService(identity, config, async ({ logger, metrics, nc, jsm, js, keyring, content, retry, onStop, onClose }) => {
+    const forms = memoWriteForms(config);
     const stores = await openMemoStores(config);
     onClose(() => stores.close());
     const { readModel } = stores;
     const store = new SealedEventStore(stores.store, keyring, {
       attributesAfterEach,
       rowData,
-      olderRows: !config.MEMEX_SEAL_DEFLATE,
+      olderRows: !forms.leanSealedRows,
     });
     // The publisher calls `project` only from sweeps and publishes, which start after `commands` exists.
     const publisher: OutboxPublisher = new OutboxPublisher({
@@ -53,7 +55,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
       store,
       logger,
       metrics,
-      compact: config.MEMEX_SEAL_DEFLATE,
+      compact: forms.rawBusEvents,
       project: (stream) => commands.project(stream),
       erased: async (projectId, memoId) => {
         await keyring.shred(projectId, memoId);
@@ -62,7 +64,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
     });
     const references = new ReferenceClaims(store, readModel, clock);
     const failpoint = failpoints(config.MEMEX_FAILPOINTS);
-    const commands = new MemoCommandService({ store, readModel, publisher, references, keyring, content, clock, logger, failpoint, compact: config.MEMEX_SEAL_DEFLATE });
+    const commands = new MemoCommandService({ store, readModel, publisher, references, keyring, content, clock, logger, failpoint, compact: forms.compactEvents });
 
     // Whatever a previous run appended but did not publish goes out before new work comes in.
     const republished = await publisher.sweep();

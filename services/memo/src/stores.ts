@@ -3,6 +3,7 @@ import { checkpointAfterErase, openSqlite } from '@memex/runtime';
 import type { MemoConfig } from './config';
 import type { EventStore } from './eventStore/port';
 import { SqliteEventStore } from './eventStore/sqlite';
+import { memoWriteForms } from './formats';
 import type { MemoReadModel } from './readModel/port';
 import { SqliteMemoReadModel } from './readModel/sqlite';
 
@@ -23,8 +24,9 @@ export async function openMemoStores(config: MemoConfig): Promise<MemoStores> {
   const db = openSqlite(join(config.MEMEX_DATA_DIR, 'memo', 'memo.db'));
   // Erased events and removed memos are overwritten on disk, not just unlinked from the b-tree.
   db.pragma('secure_delete = ON');
-  const store = new SqliteEventStore(db, { compact: config.MEMEX_SEAL_DEFLATE });
-  const readModel = new SqliteMemoReadModel(db, { compact: config.MEMEX_SEAL_DEFLATE });
+  const { compactRows } = memoWriteForms(config);
+  const store = new SqliteEventStore(db, { compact: compactRows });
+  const readModel = new SqliteMemoReadModel(db, { compact: compactRows });
   return {
     store,
     readModel,

@@ -69,10 +69,7 @@ export class SqliteMemoReadModel implements MemoReadModel {
   private readonly commits: GroupCommit;
   private readonly stmts;
 
-  /**
-   * `compact: false` writes documents as JSON text, as versions before deflated documents did, for a
-   * rolling upgrade where those still share the file (`MEMEX_SEAL_DEFLATE=false`). Both are read.
-   */
+  /** `compact: false` writes documents as JSON text, the form the version before reads (see formats.ts); both are read. */
   constructor(
     pathOrDb: string | SqliteDatabase,
     private readonly options: { compact?: boolean } = {},
