@@ -9,7 +9,7 @@
  * | sealed boxes | deflated first when smaller (format 2) | plain (format 1) | runtime `Keyring.open` |
  * | SQLite event rows | lean (packed ids, sealed data as bytes) | whole (JSON text) | `eventStore/sqliteRows` `fromRow` |
  * | sealed rows' snapshot | left out, folded back on the way out | sealed in with each row | `eventStore/sealed` |
- * | SQLite read-model documents | lean, deflated | JSON text | `readModel/sqlite` (`readDoc`) |
+ * | SQLite read-model documents | lean, deflated | JSON text | `readModel/sqliteDocs` `readDoc`, `wholeDoc` |
  * | memo events on the bus | raw sealed box after a lean envelope | JSON, box as base64 | runtime `decodeMemoEvent` |
  * | summary tags | inside `MemoSummarized` | a `MemoTagged` of their own | the decider's `evolve` |
  */
