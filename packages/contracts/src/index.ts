@@ -72,8 +72,8 @@ export {
   Message,
 } from './http/chat';
 export type { StreamEvent } from './http/chat';
-export { LLM_PROVIDERS, RERANK_TOP_K_MAX, RagConfig, Reference, References, SearchRagConfig, VECTOR_TOP_K_MAX, parseRagConfig } from './http/ragConfig';
-export type { LlmProviderName, RagOptions } from './http/ragConfig';
+export { LLM_PROVIDERS, RERANK_TOP_K_MAX, RagConfig, Reference, References, SearchRagConfig, VECTOR_TOP_K_MAX, indexRequestFromRag, parseRagConfig } from './http/ragConfig';
+export type { IndexRetrieval, LlmProviderName, RagOptions } from './http/ragConfig';
 export {
   DEFAULT_MEMO_TYPE,
   MAX_CONTENT_BYTES,

@@ -102,7 +102,7 @@ export interface IndexSearchRequest {
   /**
    * `search-response`: the reply's value is the HTTP API's search response itself (`{ results }`,
    * each hit as `searchResultItem` maps it), which the gateway sends on as it came, never decoding
-   * it. Without it (or from an indexer that predates it), an `IndexSearchReply`.
+   * it. Without it, an `IndexSearchReply` (what the agent reads).
    */
   format?: 'search-response';
 }

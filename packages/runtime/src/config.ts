@@ -50,7 +50,7 @@ export function loadEnv<T extends TObject>(schema: T, env: Record<string, string
   return converted as Static<T>;
 }
 
-/** memo, indexer and agent: a plain-HTTP /healthz and /readyz for this process (they have no other port). */
+/** A plain-HTTP /healthz and /readyz for this process (and, on the gateway, /metrics), off the public port. */
 export const HealthPortEnv = {
   MEMEX_HEALTH_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: 'Plain-HTTP /healthz and /readyz of this process' })),
 } satisfies Record<string, TSchema>;
@@ -100,3 +100,7 @@ export const CommonEnv = {
   MONGODB_DB: Type.String({ default: 'memex', description: 'MongoDB database name' }),
   MEMEX_FAILPOINTS: Type.Optional(Type.String({ description: 'Tests only: crash points to arm (see runtime/failpoints)' })),
 } satisfies Record<string, TSchema>;
+
+/** What every service's configuration holds: its schema spreads these, then adds its own variables. */
+export const ServiceEnv = Type.Object({ ...CommonEnv, ...HealthPortEnv });
+export type ServiceEnv = Static<typeof ServiceEnv>;

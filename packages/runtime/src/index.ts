@@ -1,4 +1,6 @@
-export { CommonEnv, ConfigError, configOrExit, HealthPortEnv, loadEnv, retryOverrides } from './config';
+export { CommonEnv, ConfigError, configOrExit, HealthPortEnv, loadEnv, retryOverrides, ServiceEnv } from './config';
+export { serviceIdentity, startService } from './service/bootstrap';
+export type { HealthCheck, RunningService, ServiceIdentity, ServiceScope, ServiceStarted } from './service/bootstrap';
 export { EXIT_CONFIG } from './exitCodes';
 export { createLogger, redactSecrets, silentLogger } from './logger';
 export type { Logger, LoggerOptions } from './logger';

@@ -1,11 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CommonEnv, ConfigError, HealthPortEnv, loadEnv } from '@memex/runtime';
+import { ConfigError, loadEnv, ServiceEnv } from '@memex/runtime';
 
 export const AgentEnv = Type.Object({
-  ...CommonEnv,
-  ...HealthPortEnv,
-  MONGODB_URL: Type.Optional(Type.String({ description: 'Set to keep chats in MongoDB' })),
-  MONGODB_DB: Type.String({ default: 'memex' }),
+  ...ServiceEnv.properties,
   OLLAMA_HOST: Type.Optional(Type.String({ description: 'Set to answer with Ollama instead of the built-in extractive provider' })),
   OLLAMA_MODEL: Type.String({ default: 'llama3.1:8b', description: 'Ollama model (must support tool calling)' }),
   OLLAMA_NUM_CTX: Type.Integer({ minimum: 512, default: 8192, description: 'Context window passed to Ollama' }),

@@ -1,10 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CommonEnv, HealthPortEnv, loadEnv } from '@memex/runtime';
+import { loadEnv, ServiceEnv } from '@memex/runtime';
 import { MAX_CONTENT_BYTES } from '@memex/contracts';
 
 export const ExtractorEnv = Type.Object({
-  ...CommonEnv,
-  ...HealthPortEnv,
+  ...ServiceEnv.properties,
   EXTRACT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Documents extracted at once (one child process each)' }),
   EXTRACT_IDLE_MS: Type.Integer({
     minimum: 0,
@@ -26,8 +25,6 @@ export const ExtractorEnv = Type.Object({
     default: MAX_CONTENT_BYTES,
     description: 'Extracted text at most, UTF-8 bytes (keep it at most the gateway MEMEX_MAX_CONTENT_BYTES); a document with more ends in status error',
   }),
-  MONGODB_URL: Type.Optional(Type.String({ description: 'Set to keep blobs in MongoDB GridFS' })),
-  MONGODB_DB: Type.String({ default: 'memex' }),
 });
 export type ExtractorConfig = Static<typeof ExtractorEnv>;
 

@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Subjects, searchResultItem, type IndexSearchHit, type IndexSearchReply, type IndexSearchRequest } from '@memex/contracts';
-import { CommandClient, connectNats, ContentStore, Directory, DirectoryCache, Keyring, Metrics, NatsBlobStore, serveQuery, silentLogger } from '@memex/runtime';
+import { Subjects, searchResponseJson, type IndexSearchHit, type IndexSearchRequest } from '@memex/contracts';
+import { CommandClient, connectNats, ContentStore, Directory, DirectoryCache, EncodedJson, Keyring, Metrics, NatsBlobStore, serveQuery, silentLogger } from '@memex/runtime';
 import { eventually, startNatsServer, tempDir, type NatsServerHandle } from '@memex/testing';
 import { loadMemoConfig, startMemoService, type MemoService } from '@memex/memo';
 import { buildGateway } from './app';
@@ -262,46 +262,45 @@ describe('gateway memo routes (inject, real NATS and memo service)', () => {
     await eventually(async () => (await app.inject({ method: 'GET', url: `/api/v1/memo/${randomUUID()}`, headers: auth(apiKey) })).statusCode === 403, 5_000);
   });
 
-  it('sends the indexer\'s search response on as it came, and maps the reply of an indexer that predates that', async () => {
+  it('sends the indexer\'s search response on as it came, byte for byte', async () => {
     const hits: IndexSearchHit[] = [
       { memoId: randomUUID(), memoTitle: 'Fog', memoSummary: 'Signals in fog…', chunkId: randomUUID(), chunkIndex: 0, content: 'Two lines\nwith "quotes" and é.', distance: 0.25, lexical: 0.6, dense: 0.15 },
       { memoId: randomUUID(), memoTitle: 'Old', memoSummary: '', chunkId: randomUUID(), chunkIndex: 2, content: 'No parts.', distance: 0.5 },
     ];
     const asked: IndexSearchRequest[] = [];
-    const answer = async (format: 'current' | 'older') => {
-      const indexer = serveQuery<IndexSearchRequest, unknown>(nc, {
-        subject: Subjects.query.indexSearch,
-        queue: 'test-indexer',
-        logger: silentLogger(),
-        handler: async (request) => {
-          asked.push(request);
-          const reply: IndexSearchReply = { model: 'm', hits };
-          return format === 'current' && request.format === 'search-response' ? { results: hits.map(searchResultItem) } : reply;
-        },
-      });
-      await nc.flush();
+    const indexer = serveQuery<IndexSearchRequest, unknown>(nc, {
+      subject: Subjects.query.indexSearch,
+      queue: 'test-indexer',
+      logger: silentLogger(),
+      handler: async (request) => {
+        asked.push(request);
+        return new EncodedJson(searchResponseJson(hits));
+      },
+    });
+    await nc.flush();
+    const res = await (async () => {
       try {
-        return await app.inject({ method: 'POST', url: '/api/v1/search', headers: auth(), payload: { query: 'fog', search_method: 'chunk_vector_search', limit: 2 } });
+        return await app.inject({
+          method: 'POST',
+          url: '/api/v1/search',
+          headers: auth(),
+          payload: { query: 'fog', search_method: 'chunk_vector_search', limit: 2, rag_config: { vector_search: { top_k: 10, similarity_threshold: 0.2 } } },
+        });
       } finally {
         indexer.unsubscribe();
       }
-    };
-    const current = await answer('current');
-    const older = await answer('older');
-    expect(asked.map((r) => r.format)).toEqual(['search-response', 'search-response']);
-    for (const res of [current, older]) {
-      expect(res.statusCode, res.body).toBe(200);
-      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
-    }
-    const expected = {
+    })();
+    expect(asked).toMatchObject([{ query: 'fog', format: 'search-response', limit: 2, candidates: 10, rerank: { topK: 2 } }]);
+    expect(asked[0]!.maxDistance).toBeCloseTo(0.8);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.body).toBe(searchResponseJson(hits).toString('utf8'));
+    expect(res.json()).toEqual({
       results: [
         { memo_title: 'Fog', memo_uuid: hits[0]!.memoId, chunk_uuid: hits[0]!.chunkId, chunk_content: 'Two lines\nwith "quotes" and é.', memo_summary: 'Signals in fog…', distance: 0.25, score: { relevance: 0.75, lexical: 0.6, dense: 0.15 } },
         { memo_title: 'Old', memo_uuid: hits[1]!.memoId, chunk_uuid: hits[1]!.chunkId, chunk_content: 'No parts.', memo_summary: '', distance: 0.5 },
       ],
-    };
-    expect(current.json()).toEqual(expected);
-    expect(older.json()).toEqual(expected);
-    expect(current.body).toBe(older.body);
+    });
   });
 
   it('serves the OpenAPI document and the docs page', async () => {

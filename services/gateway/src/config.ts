@@ -1,10 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CommonEnv, ConfigError, HealthPortEnv, loadEnv } from '@memex/runtime';
+import { ConfigError, loadEnv, ServiceEnv } from '@memex/runtime';
 
 export const GatewayEnv = Type.Object({
-  ...CommonEnv,
-  /** The operator port: plain-HTTP /healthz, /readyz and /metrics (never on the public listener). */
-  ...HealthPortEnv,
+  /** MEMEX_HEALTH_PORT among them is the operator port: /healthz, /readyz and /metrics, never on the public listener. */
+  ...ServiceEnv.properties,
   MEMEX_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8443, description: 'HTTPS port' }),
   MEMEX_HOST: Type.String({ default: '0.0.0.0', description: 'Address to listen on' }),
   MEMEX_TLS_CERT: Type.Optional(Type.String({ description: 'PEM certificate file; unset: a self-signed pair in the data dir' })),

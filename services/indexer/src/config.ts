@@ -1,11 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CommonEnv, ConfigError, HealthPortEnv, loadEnv } from '@memex/runtime';
+import { ConfigError, loadEnv, ServiceEnv } from '@memex/runtime';
 import { DEFAULT_CHUNK_OPTIONS } from '@memex/text';
 import { WRITE_TURN_MS } from './searchIndex/writeTurn';
 
 export const IndexerEnv = Type.Object({
-  ...CommonEnv,
-  ...HealthPortEnv,
+  ...ServiceEnv.properties,
   EMBEDDING_MODEL: Type.String({
     default: 'memex-glove-100d',
     description: 'transformers.js feature-extraction model: a Hugging Face id or a directory (absolute, or under MEMEX_MODELS_DIR)',

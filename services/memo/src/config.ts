@@ -1,11 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CommonEnv, HealthPortEnv, loadEnv } from '@memex/runtime';
+import { loadEnv, ServiceEnv } from '@memex/runtime';
 
 export const MemoEnv = Type.Object({
-  ...CommonEnv,
-  ...HealthPortEnv,
-  MONGODB_URL: Type.Optional(Type.String({ description: 'Set to keep the event store and read model in MongoDB' })),
-  MONGODB_DB: Type.String({ default: 'memex', description: 'MongoDB database name' }),
+  ...ServiceEnv.properties,
   MEMO_COMMAND_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 4096, default: 64, description: 'Commands handled at once' }),
 });
 export type MemoConfig = Static<typeof MemoEnv>;

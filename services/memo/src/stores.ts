@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { checkpointAfterErase, openSqlite } from '@memex/runtime';
 import type { MemoConfig } from './config';
 import { SqliteEventStore } from './eventStore/sqlite';
+import { memoWriteForms } from './formats';
 import { SqliteMemoReadModel } from './readModel/sqlite';
 import type { MemoStores } from './storesPort';
 
@@ -14,8 +15,9 @@ export async function openMemoStores(config: MemoConfig): Promise<MemoStores> {
   const db = openSqlite(join(config.MEMEX_DATA_DIR, 'memo', 'memo.db'));
   // Erased events and removed memos are overwritten on disk, not just unlinked from the b-tree.
   db.pragma('secure_delete = ON');
-  const store = new SqliteEventStore(db, { compact: config.MEMEX_SEAL_DEFLATE });
-  const readModel = new SqliteMemoReadModel(db, { compact: config.MEMEX_SEAL_DEFLATE });
+  const { compactRows } = memoWriteForms(config);
+  const store = new SqliteEventStore(db, { compact: compactRows });
+  const readModel = new SqliteMemoReadModel(db, { compact: compactRows });
   return {
     store,
     readModel,

@@ -174,3 +174,32 @@ export function parseRagConfig(value: unknown, where: 'chat' | 'generate' | 'sea
   if (references !== undefined) options.references = references;
   return options;
 }
+
+/** The retrieval knobs of an index search request (`IndexSearchRequest` holds them beside the query). */
+export interface IndexRetrieval {
+  limit: number;
+  candidates?: number;
+  maxDistance?: number;
+  rerank: { enabled?: boolean; topK: number };
+}
+
+/**
+ * The one rag_config → index request mapping, for search and for chat and generate.
+ * `vector_search.top_k` fused candidates are asked for (at least the hits kept);
+ * `similarity_threshold` drops those below it first; reranking (`enabled` given, else on whenever
+ * the indexer has a reranker) keeps `reranking.top_k` of them.
+ * - `{ limit }` (search): at most `limit` hits come back, and at most `reranking.top_k`.
+ * - `{ topK }` (chat, generate): `reranking.top_k` defaults to `topK`, capped by the candidates;
+ *   without reranking every candidate comes back (`vector_search.top_k`, default `topK`).
+ */
+export function indexRequestFromRag(rag: RagOptions | undefined, hits: { limit: number } | { topK: number }): IndexRetrieval {
+  const candidates = rag?.vectorTopK;
+  const keep =
+    'limit' in hits ? Math.min(hits.limit, rag?.rerankTopK ?? hits.limit) : Math.min(rag?.rerankTopK ?? hits.topK, candidates ?? Infinity);
+  return {
+    limit: 'limit' in hits ? keep : (candidates ?? hits.topK),
+    ...(candidates !== undefined ? { candidates: Math.max(candidates, keep) } : {}),
+    ...(rag?.similarityThreshold !== undefined ? { maxDistance: 1 - rag.similarityThreshold } : {}),
+    rerank: { ...(rag?.rerank !== undefined ? { enabled: rag.rerank } : {}), topK: keep },
+  };
+}

@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
 import { MemexError, errorText } from '../errors';
-import { RagConfig, parseRagConfig } from './ragConfig';
+import { RagConfig, indexRequestFromRag, parseRagConfig } from './ragConfig';
 import { parseChatBody, parseGenerateBody, parseSearchBody } from './validation';
 
 const fails = (value: unknown, message: string, where: 'chat' | 'generate' | 'search' = 'chat') => {
@@ -139,5 +139,37 @@ describe('rag_config', () => {
     } catch (e) {
       expect(errorText((e as MemexError).code, (e as MemexError).message)).toBe('rag_config.vector_search.top_k must be an integer from 1 to 200');
     }
+  });
+});
+
+describe('indexRequestFromRag', () => {
+  const search = (rag: unknown, limit: number) => indexRequestFromRag(parseRagConfig(rag, 'search'), { limit });
+  const chat = (rag: unknown, topK: number) => indexRequestFromRag(parseRagConfig(rag, 'chat'), { topK });
+
+  it('search: limit hits, fewer when reranking.top_k says so, from at least as many candidates', () => {
+    expect(search(undefined, 10)).toEqual({ limit: 10, rerank: { topK: 10 } });
+    expect(search({ vector_search: { top_k: 50 } }, 10)).toEqual({ limit: 10, candidates: 50, rerank: { topK: 10 } });
+    expect(search({ vector_search: { top_k: 5 } }, 10)).toEqual({ limit: 10, candidates: 10, rerank: { topK: 10 } });
+    expect(search({ vector_search: { top_k: 50 }, reranking: { top_k: 3 } }, 10)).toEqual({ limit: 3, candidates: 50, rerank: { topK: 3 } });
+    expect(search({ reranking: { top_k: 20 } }, 10)).toEqual({ limit: 10, rerank: { topK: 10 } });
+  });
+
+  it('chat and generate: AGENT_TOP_K kept by default, every candidate without a reranker', () => {
+    expect(chat(undefined, 8)).toEqual({ limit: 8, rerank: { topK: 8 } });
+    expect(chat({ vector_search: { top_k: 30 } }, 8)).toEqual({ limit: 30, candidates: 30, rerank: { topK: 8 } });
+    expect(chat({ vector_search: { top_k: 4 } }, 8)).toEqual({ limit: 4, candidates: 4, rerank: { topK: 4 } });
+    expect(chat({ reranking: { top_k: 20 } }, 8)).toEqual({ limit: 8, rerank: { topK: 20 } });
+    expect(chat({ vector_search: { top_k: 50 }, reranking: { top_k: 20 } }, 8)).toEqual({ limit: 50, candidates: 50, rerank: { topK: 20 } });
+  });
+
+  it('passes reranking.enabled and turns similarity_threshold into a distance, in either spelling', () => {
+    for (const rag of [
+      { vector_search: { similarity_threshold: 0.25 }, reranking: { enabled: false } },
+      { vectorSearch: { similarityThreshold: 0.25 }, reranking: { enabled: false } },
+    ]) {
+      expect(search(rag, 5)).toEqual({ limit: 5, maxDistance: 0.75, rerank: { enabled: false, topK: 5 } });
+      expect(chat(rag, 8)).toEqual({ limit: 8, maxDistance: 0.75, rerank: { enabled: false, topK: 8 } });
+    }
+    expect(search({ reranking: { enabled: true } }, 5).rerank).toEqual({ enabled: true, topK: 5 });
   });
 });

@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/nats-core';
-import { Subjects, type Filter, type IndexSearchReply, type IndexSearchRequest, type IntermediateStep, type RagOptions } from '@memex/contracts';
+import { indexRequestFromRag, Subjects, type Filter, type IndexSearchReply, type IndexSearchRequest, type IntermediateStep, type RagOptions } from '@memex/contracts';
 import { query } from '@memex/runtime';
 import type { Passage } from '../llm/port';
 
@@ -56,22 +56,7 @@ export class Retriever {
   }
 }
 
-/**
- * rag_config → the index query: `vector_search.top_k` fused candidates (default AGENT_TOP_K), of
- * which reranking (on by default when the indexer has a reranker) keeps `reranking.top_k` (default
- * AGENT_TOP_K, at most the candidates); `similarity_threshold` drops candidates below it first.
- */
+/** The index query for one search of a chat or generate: the caller's scope, rag_config's knobs. */
 export function indexRequest(scope: RetrievalScope, text: string, options: RetrievalOptions): IndexSearchRequest {
-  const rag = scope.rag;
-  const candidates = rag?.vectorTopK;
-  const keep = Math.min(rag?.rerankTopK ?? options.topK, candidates ?? Infinity);
-  return {
-    projectId: scope.projectId,
-    query: text,
-    filters: scope.filters,
-    limit: candidates ?? options.topK,
-    ...(candidates !== undefined ? { candidates } : {}),
-    ...(rag?.similarityThreshold !== undefined ? { maxDistance: 1 - rag.similarityThreshold } : {}),
-    rerank: { ...(rag?.rerank !== undefined ? { enabled: rag.rerank } : {}), topK: keep },
-  };
+  return { projectId: scope.projectId, query: text, filters: scope.filters, ...indexRequestFromRag(scope.rag, { topK: options.topK }) };
 }

@@ -4,17 +4,16 @@ import {
   SearchBody,
   SearchResponse,
   Subjects,
+  indexRequestFromRag,
   parseSearchBody,
-  type IndexSearchReply,
   type IndexSearchRequest,
   type SearchInput,
-  searchResultItem,
   type TitleSearchRequest,
 } from '@memex/contracts';
 import { queryJson } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
 
-/** How a search response begins, as the indexer encodes it (`format: 'search-response'`). */
+/** How a search response begins; the title search's results are sent inside it. */
 const RESULTS_PREFIX = Buffer.from('{"results":');
 const CLOSING_BRACE = Buffer.from('}');
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -43,14 +42,11 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       const input = parseSearchBody(request.body);
       const options = { requestId: ctx.requestId, timeoutMs: deps.config.MEMEX_QUERY_TIMEOUT_MS };
       if (input.searchMethod === 'chunk_vector_search') {
-        // The indexer answers with the response itself, sent on as it came: the gateway never decodes
-        // and encodes again the chunk texts and summaries, the bulk of this route's work.
+        // The indexer answers with the response itself, sent on as it came: the gateway never
+        // decodes the chunk texts and summaries it carries.
         const indexQuery: IndexSearchRequest = { ...searchRequest(ctx.projectId, input), format: 'search-response' };
         const body = await queryJson(deps.nc, Subjects.query.indexSearch, indexQuery, options);
-        if (body.subarray(0, RESULTS_PREFIX.length).equals(RESULTS_PREFIX)) return reply.type(JSON_TYPE).send(body);
-        // An indexer that predates `format` answered an IndexSearchReply.
-        const { hits } = JSON.parse(body.toString('utf8')) as IndexSearchReply;
-        return { results: hits.map(searchResultItem) };
+        return reply.type(JSON_TYPE).send(body);
       }
       const titleQuery: TitleSearchRequest = {
         projectId: ctx.projectId,
@@ -66,21 +62,7 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   );
 }
 
-/**
- * `rag_config` on search: `vector_search.top_k` candidates are fused (and reranked, when reranking
- * is on: `reranking.enabled`, default whether the indexer has a reranker); `limit` hits come back,
- * at most `reranking.top_k`; `similarity_threshold` drops candidates below it first.
- */
+/** The index query of a `chunk_vector_search`: the caller's project, the body's query and rag_config. */
 function searchRequest(projectId: string, input: SearchInput): IndexSearchRequest {
-  const rag = input.rag;
-  const keep = Math.min(input.limit, rag?.rerankTopK ?? input.limit);
-  return {
-    projectId,
-    query: input.query,
-    filters: input.filters,
-    limit: keep,
-    ...(rag?.vectorTopK !== undefined ? { candidates: Math.max(rag.vectorTopK, keep) } : {}),
-    ...(rag?.similarityThreshold !== undefined ? { maxDistance: 1 - rag.similarityThreshold } : {}),
-    ...(rag?.rerank !== undefined || rag?.rerankTopK !== undefined ? { rerank: { ...(rag.rerank !== undefined ? { enabled: rag.rerank } : {}), topK: keep } } : {}),
-  };
+  return { projectId, query: input.query, filters: input.filters, ...indexRequestFromRag(input.rag, { limit: input.limit }) };
 }

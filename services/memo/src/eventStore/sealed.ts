@@ -32,8 +32,8 @@ interface SealedEventStoreOptions {
   attributesAfterEach: AttributesAfterEach;
   rowData: RowData;
   /**
-   * Rows as versions before wrote them and still read: data whole, with the snapshot
-   * (`MEMEX_SEAL_DEFLATE=false`, for a rolling upgrade: an older sweep publishes rows as they are).
+   * Rows in the form the version before reads (see formats.ts): data whole, with the snapshot, since
+   * its sweep publishes rows as they are.
    */
   olderRows?: boolean;
 }

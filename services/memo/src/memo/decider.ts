@@ -75,7 +75,7 @@ export type MemoCommand =
       summary: string;
       tags: string[];
       now: string;
-      /** The tags in a `MemoTagged` of their own, as versions before one event read them (`MEMEX_SEAL_DEFLATE=false`). */
+      /** The tags in a `MemoTagged` of their own, the form the version before reads (see formats.ts). */
       tagsApart?: boolean;
     }
   | {

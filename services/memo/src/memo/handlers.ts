@@ -42,8 +42,8 @@ interface MemoHandlerDeps {
   logger: Logger;
   failpoint?: Failpoints;
   /**
-   * False writes events as versions before the compact forms read them (`MEMEX_SEAL_DEFLATE=false`,
-   * for a rolling upgrade): found tags in a `MemoTagged` of their own. Default true.
+   * False writes the forms the version before reads (see formats.ts): found tags in a `MemoTagged`
+   * of their own, stored memos whole. Default true.
    */
   compact?: boolean;
 }

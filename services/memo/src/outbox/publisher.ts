@@ -18,7 +18,7 @@ interface OutboxOptions {
   metrics?: Metrics;
   /**
    * Sealed boxes as bytes after the JSON, not base64 inside it (see encodeMemoEvent); false publishes
-   * what versions before that read, for a rolling upgrade (`MEMEX_SEAL_DEFLATE=false`). Default true.
+   * the JSON form the version before reads (see formats.ts). Default true.
    */
   compact?: boolean;
   /**

@@ -1,7 +1,7 @@
-import { matchesFilters, type MemoView, type TagRecord } from '@memex/contracts';
-import { compressText, decompressText, groupCommit, inTransaction, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
-import { derivedTagNames, tagRecordsOf } from '../memo/rows';
+import { matchesFilters } from '@memex/contracts';
+import { groupCommit, inTransaction, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
 import { filterable, foldTitle, type MemoListPage, type MemoReadModel, type MemoRecord, type TitleSearch } from './port';
+import { readDoc, wholeDoc, writeDoc, type StoredDoc } from './sqliteDocs';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memos (
@@ -12,7 +12,7 @@ CREATE TABLE IF NOT EXISTS memos (
   title_folded     TEXT NOT NULL,
   archived         INTEGER NOT NULL,
   expiration_date  TEXT,
-  doc              TEXT NOT NULL, -- the memo's JSON (StoredDoc), or its raw deflate as a BLOB (compressText)
+  doc              TEXT NOT NULL, -- the memo's JSON text, or its lean form deflated as a BLOB (see sqliteDocs)
   created_at       TEXT           -- from doc; NULL in rows written before the column (see CREATED)
 );
 CREATE INDEX IF NOT EXISTS memos_reference ON memos (project_id, reference_id) WHERE reference_id IS NOT NULL;
@@ -44,22 +44,8 @@ interface Row {
   doc: string | Buffer;
 }
 
-/**
- * A document as its row keeps it: tags by name alone when every tag's id is the one `tagId`
- * derives (always, for tags the decider made), a third of a deflated document otherwise.
- */
-type StoredDoc = Omit<MemoView, 'tags'> & { tags: (TagRecord | string)[] };
-
-function leanDoc(memo: MemoView): StoredDoc {
-  const names = derivedTagNames(memo.uuid, memo.tags);
-  return names ? { ...memo, tags: names } : memo;
-}
-
-const wholeDoc = (doc: StoredDoc): MemoView => ({ ...doc, tags: tagRecordsOf(doc.uuid, doc.tags) });
-
-const readDoc = (row: Row): StoredDoc => JSON.parse(decompressText(row.doc)) as StoredDoc;
 const record = (row: Row, doc: StoredDoc): MemoRecord => ({ projectId: row.project_id, version: row.version, memo: wholeDoc(doc) });
-const toRecord = (row: Row): MemoRecord => record(row, readDoc(row));
+const toRecord = (row: Row): MemoRecord => record(row, readDoc(row.doc));
 
 /** The embedded read model: a table beside the event store in the memo service's SQLite file. */
 export class SqliteMemoReadModel implements MemoReadModel {
@@ -69,10 +55,7 @@ export class SqliteMemoReadModel implements MemoReadModel {
   private readonly commits: GroupCommit;
   private readonly stmts;
 
-  /**
-   * `compact: false` writes documents as JSON text, as versions before deflated documents did, for a
-   * rolling upgrade where those still share the file (`MEMEX_SEAL_DEFLATE=false`). Both are read.
-   */
+  /** `compact: false` writes documents as JSON text, the form the version before reads (see formats.ts); both are read. */
   constructor(
     pathOrDb: string | SqliteDatabase,
     private readonly options: { compact?: boolean } = {},
@@ -162,7 +145,7 @@ export class SqliteMemoReadModel implements MemoReadModel {
         title_folded: foldTitle(record.memo.title),
         archived: record.memo.archived ? 1 : 0,
         expiration_date: record.memo.expiration_date,
-        doc: this.options.compact === false ? JSON.stringify(record.memo) : compressText(JSON.stringify(leanDoc(record.memo))),
+        doc: writeDoc(record.memo, { compact: this.options.compact !== false }),
         created_at: record.memo.created_at,
       });
     });
@@ -184,7 +167,7 @@ export class SqliteMemoReadModel implements MemoReadModel {
     const out: MemoRecord[] = [];
     for (const row of rows) {
       // Tag ids are derived only for the memos that pass.
-      const doc = readDoc(row);
+      const doc = readDoc(row.doc);
       if (!matchesFilters(filterable(doc), filters)) continue;
       out.push(record(row, doc));
       if (out.length >= limit) break;
@@ -203,7 +186,7 @@ export class SqliteMemoReadModel implements MemoReadModel {
     const records: MemoRecord[] = [];
     let count = 0;
     for (const row of this.stmts.listAll.iterate(projectId)) {
-      const doc = readDoc(row);
+      const doc = readDoc(row.doc);
       if (!matchesFilters(filterable(doc), filters)) continue;
       if (count >= offset && records.length < limit) records.push(record(row, doc));
       count++;
