@@ -1,9 +1,11 @@
 /**
  * The console in a real browser: Debian's Chromium (CHROMIUM_PATH, default /usr/bin/chromium) driven
  * by playwright-core, against a whole in-process stack (extractor included) served over HTTPS.
- * Screenshots of each page go to docs/ (shown in the README).
+ * Each page's screenshot is written to a temporary directory and checked to be a PNG of the
+ * viewport, so a run leaves the tree as it found it. `MEMEX_UPDATE_SCREENSHOTS=1 pnpm test:browser`
+ * writes them to docs/ instead, refreshing the pictures the docs show.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -16,7 +18,21 @@ import { REPO_ROOT, startStack, type Stack } from '../../../test/support/stack';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const shot = (page: Page, name: string) => page.screenshot({ path: join(REPO_ROOT, 'docs', `console-${name}.png`), fullPage: false });
+const VIEWPORT = { width: 1280, height: 800 };
+const UPDATE_SCREENSHOTS = process.env.MEMEX_UPDATE_SCREENSHOTS === '1';
+const SHOTS_DIR = UPDATE_SCREENSHOTS ? join(REPO_ROOT, 'docs') : mkdtempSync(join(tmpdir(), 'memex-console-shots-'));
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** Takes the page's screenshot and checks the file is a PNG of the viewport's size, not empty. */
+async function shot(page: Page, name: string): Promise<void> {
+  const path = join(SHOTS_DIR, `console-${name}.png`);
+  await page.screenshot({ path, fullPage: false });
+  const png = readFileSync(path);
+  expect(png.subarray(0, 8).equals(PNG_SIGNATURE), `${path} is a PNG`).toBe(true);
+  // IHDR is the first chunk: width and height are its first two big-endian words.
+  expect({ width: png.readUInt32BE(16), height: png.readUInt32BE(20) }).toEqual(VIEWPORT);
+  expect(png.length, `${path} holds an image`).toBeGreaterThan(10_000);
+}
 
 describe('the console in Chromium', () => {
   let stack: Stack;
@@ -48,7 +64,7 @@ describe('the console in Chromium', () => {
       headless: true,
       args: FLAGS,
       ignoreHTTPSErrors: true,
-      viewport: { width: 1280, height: 800 },
+      viewport: VIEWPORT,
       colorScheme: 'light',
     });
     page = context.pages()[0] ?? (await context.newPage());
@@ -58,6 +74,7 @@ describe('the console in Chromium', () => {
   afterAll(async () => {
     await context?.close();
     if (profile) rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+    if (!UPDATE_SCREENSHOTS) rmSync(SHOTS_DIR, { recursive: true, force: true });
     await https?.close();
     await extractor?.stop();
     await stack?.stop();
@@ -171,5 +188,10 @@ describe('the console in Chromium', () => {
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByTestId('score').first().waitFor();
     await shot(page, 'search-dark');
+  });
+
+  it('took a screenshot of every page the docs show', () => {
+    const taken = readdirSync(SHOTS_DIR).filter((f) => f.startsWith('console-') && f.endsWith('.png')).sort();
+    expect(taken).toEqual(['chat', 'memo', 'memos', 'project', 'search', 'search-dark', 'signin'].map((n) => `console-${n}.png`).sort());
   });
 });

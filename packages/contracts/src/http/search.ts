@@ -32,7 +32,7 @@ export const SearchResultItem = Type.Object(
     distance: Nullable(
       Type.Number({
         description:
-          'chunk_vector_search: 1 − fused relevance, in [0, 1], lower is closer (see README "Search"). ' +
+          'chunk_vector_search: 1 − fused relevance, in [0, 1], lower is closer (see docs/search.md). ' +
           'Title methods: null.',
       }),
     ),
