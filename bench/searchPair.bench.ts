@@ -34,7 +34,7 @@ import { silentLogger } from '@memex/runtime';
 import { seededRandom } from '@memex/testing';
 import { IndexerEnv } from '../services/indexer/src/config';
 import { loadEmbedder } from '../services/indexer/src/embedding/embedder';
-import { EmbeddedSearchIndex } from '../services/indexer/src/searchIndex/embedded';
+import { EmbeddedSearchIndex } from '../services/indexer/src/searchIndex/embedded/sqliteIndex';
 import { CacheEvictor } from './support/coldCaches';
 import { evalQueryTexts, vaswaniSentences, writeSentenceMemo } from './support/sentenceCorpus';
 import { percentile } from './support/stats';

@@ -4,7 +4,7 @@
  * puts related texts closer than unrelated ones.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Embedder } from './embedder';
+import type { Embedder } from './port';
 
 export interface EmbedderFixture {
   embedder: Embedder;

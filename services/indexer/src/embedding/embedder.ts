@@ -22,19 +22,11 @@ import path from 'node:path';
 // transformers.js (and onnxruntime under it) is imported only when a model needs it: the static
 // model runs without it (staticEmbedder.ts), and importing it alone costs ~170 MB of memory.
 import type { FeatureExtractionPipeline, Tensor, env } from '@huggingface/transformers';
+import type { Embedder } from './port';
 import { normalizedSum } from './pooling';
 import { StaticEmbedder } from './staticEmbedder';
 
 const transformers = () => import('@huggingface/transformers');
-
-export interface Embedder {
-  /** The model as configured, e.g. "memex-glove-100d" or "Xenova/all-MiniLM-L6-v2". */
-  readonly modelId: string;
-  readonly dimension: number;
-  /** L2-normalised, mean-pooled vectors, one per text, in input order. */
-  embed(texts: readonly string[], kind: 'query' | 'document'): Promise<Float32Array[]>;
-  dispose(): Promise<void>;
-}
 
 export interface EmbedderOptions {
   /** Hugging Face id, or a local model directory (absolute, or relative to modelsDir). */

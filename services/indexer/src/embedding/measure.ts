@@ -3,7 +3,8 @@
  * (e.g. ingestion) that wants embedder figures from the same run.
  */
 import { loadEmbedder } from './embedder.js';
-import type { Embedder, EmbedderOptions } from './embedder.js';
+import type { EmbedderOptions } from './embedder.js';
+import type { Embedder } from './port.js';
 
 export interface EmbedderMeasurement {
   modelId: string;

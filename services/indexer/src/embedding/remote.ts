@@ -5,7 +5,7 @@
  * whole string is the index's model key, so switching to, from or between remote models re-indexes
  * by replay like any model switch, and the dimension (learned from a probe) is recorded with it.
  */
-import type { Embedder } from './embedder';
+import type { Embedder } from './port';
 
 export type RemoteEmbeddingApi = 'openai' | 'ollama';
 

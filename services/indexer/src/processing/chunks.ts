@@ -1,6 +1,6 @@
 import { chunkId, mapInTurns, runInTurns } from '@memex/runtime';
 import { chunkTextSteps, termFrequencies, type ChunkOptions } from '@memex/text';
-import type { Embedder } from '../embedding/embedder';
+import type { Embedder } from '../embedding/port';
 import type { IndexedChunk, SearchIndex } from '../searchIndex/port';
 
 export interface TextChunk {

@@ -1,5 +1,5 @@
 import type { Logger } from '@memex/runtime';
-import type { Embedder } from '../embedding/embedder';
+import type { Embedder } from '../embedding/port';
 import type { SearchIndex } from '../searchIndex/port';
 import type { IndexState } from '@memex/runtime';
 

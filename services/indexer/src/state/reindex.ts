@@ -5,7 +5,7 @@ import type { ChunkOptions } from '@memex/text';
 import { embedMemos } from '../processing/chunks';
 import { prepareRevision } from '../processing/processor';
 import type { SearchIndex } from '../searchIndex/port';
-import type { Embedder } from '../embedding/embedder';
+import type { Embedder } from '../embedding/port';
 import type { ModelSet } from './models';
 
 /** An owner that has not beaten its heart for this long is presumed dead; another instance takes over. */

@@ -17,7 +17,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { toFloat16Table } from './float16.js';
+import { toFloat16Table } from './float16Table.js';
 import { encodeGatherEmbeddingModel, writeProtoFile } from './onnx.js';
 import type { EmbeddingTable } from './onnx.js';
 import type { StaticModelSource, StaticModelSourceInfo } from './source.js';

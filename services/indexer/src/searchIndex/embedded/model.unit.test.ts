@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { Filter } from '@memex/contracts';
 import { seededRandom } from '@memex/testing';
 import { encodeQuery, termFrequencies } from '@memex/text';
-import { attrs } from '../testing/memos';
-import { encodeFloat16, readHalves } from './float16';
-import { CatalogMemory, ModelMemory, memoOrderKey, type DenseSearchOptions } from './memory';
-import { compareChunks } from './topK';
+import { attrs } from '../../testing/memos';
+import { encodeFloat16, readHalves } from '../../numeric/float16';
+import { CatalogMemory, ModelMemory, memoOrderKey, type DenseSearchOptions } from './model';
+import { compareChunks } from '../topK';
 
 describe('ModelMemory', () => {
   it.each([

@@ -15,7 +15,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { newAnnIndex, type AnnIndex, type DenseSearchOptions } from './memory';
+import { newAnnIndex, type AnnIndex, type DenseSearchOptions } from './model';
 
 const FORMAT = 1;
 

@@ -18,10 +18,10 @@ import usearch from 'usearch';
 import { estimateRows, exactProducts, scanTopK, sparseTopK, type SparseScan, type SparseTerm } from '@memex/vector-scan';
 import { matchesFilters, type Filter, type FilterableMemo, type MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, idf, type EncodedDocument, type SparseVector } from '@memex/text';
-import type { CatalogEntry, ChunkCandidate } from './port';
+import type { CatalogEntry, ChunkCandidate } from '../port';
 import type { ExactScan, ScanThread } from './scanThread';
 import { SlotVectorCache } from './vectorCache';
-import { TopK } from './topK';
+import { TopK } from '../topK';
 
 const { Index, MetricKind, ScalarKind } = usearch;
 export type AnnIndex = InstanceType<typeof Index>;

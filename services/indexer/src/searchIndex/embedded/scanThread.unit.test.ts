@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { seededRandom } from '@memex/testing';
 import { termFrequencies } from '@memex/text';
-import { attrs } from '../testing/memos';
-import { CatalogMemory, ModelMemory, SCAN_THREAD_MIN_SLOTS } from './memory';
+import { attrs } from '../../testing/memos';
+import { CatalogMemory, ModelMemory, SCAN_THREAD_MIN_SLOTS } from './model';
 import { ScanThread } from './scanThread';
 
 const DIM = 16;

@@ -3,14 +3,14 @@ import { basename, dirname, join } from 'node:path';
 import type { MemoAttributes } from '@memex/contracts';
 import { checkpointAfterErase, compressText, decompressText, inTransaction, mapInTurns, nextTurn, openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { EncodedDocument, SparseVector } from '@memex/text';
-import { decodeFloat16, encodeFloat16, readHalves } from './float16';
+import { decodeFloat16, encodeFloat16, readHalves } from '../../numeric/float16';
 import { GraphFiles } from './graphFiles';
 import { WRITE_TURN_MS } from './writeTurn';
 import { ScanThread } from './scanThread';
 import type { CpuLimits } from './cpuLimits';
 import { SpareCpuGate } from './spareCpu';
-import { CatalogMemory, ModelMemory, type DenseSearchOptions, type FullVector, type ModelMemoryOptions, type SavedGraph } from './memory';
-import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from './port';
+import { CatalogMemory, ModelMemory, type DenseSearchOptions, type FullVector, type ModelMemoryOptions, type SavedGraph } from './model';
+import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from '../port';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS catalog (

@@ -43,8 +43,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { QdrantClient, Schemas } from '@qdrant/js-client-rest';
 import type { MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, idf, weighDocument, type EncodedDocument, type SparseVector } from '@memex/text';
-import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from './port';
-import { compareChunks } from './topK';
+import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from '../port';
+import { compareChunks } from '../topK';
 import {
   FILTER_KEYWORD_FIELDS,
   filterPayload,
@@ -53,7 +53,7 @@ import {
   type QdrantCondition,
   type QdrantFilter,
   type TranslatedFilters,
-} from './qdrantFilter';
+} from './filter';
 
 /** The oldest Qdrant this adapter works with (`update_filter` on upserts). */
 export const MIN_QDRANT_VERSION = '1.16.0';

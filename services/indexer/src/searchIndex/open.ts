@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import type { Logger } from '@memex/runtime';
 import { vectorScanKernel } from '@memex/vector-scan';
-import type { IndexerConfig } from './config';
-import { type CpuLimits, describeCpuLimits, effectiveCores, readCpuLimits } from './searchIndex/cpuLimits';
-import { EmbeddedSearchIndex } from './searchIndex/embedded';
-import type { SearchIndex } from './searchIndex/port';
+import type { IndexerConfig } from '../config';
+import { type CpuLimits, describeCpuLimits, effectiveCores, readCpuLimits } from './embedded/cpuLimits';
+import { EmbeddedSearchIndex } from './embedded/sqliteIndex';
+import type { SearchIndex } from './port';
 
 /**
  * INDEXER_SCAN_THREAD: `auto` scans on a second thread where the machine has more than 2 cores, and
@@ -25,7 +25,7 @@ export function scanThreadEnabled(setting: IndexerConfig['INDEXER_SCAN_THREAD'],
 /** Qdrant when QDRANT_URL is set; otherwise the embedded index in the data directory. */
 export async function openSearchIndex(config: IndexerConfig, logger?: Logger, cpu: CpuLimits = readCpuLimits()): Promise<SearchIndex> {
   if (config.QDRANT_URL) {
-    const { QdrantSearchIndex } = await import('./searchIndex/qdrant');
+    const { QdrantSearchIndex } = await import('./qdrant/qdrantIndex');
     return QdrantSearchIndex.connect(config.QDRANT_URL, {
       ...(config.QDRANT_API_KEY ? { apiKey: config.QDRANT_API_KEY } : {}),
       collectionPrefix: config.QDRANT_COLLECTION_PREFIX,
