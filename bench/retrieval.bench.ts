@@ -18,7 +18,7 @@ import { loadEmbedder } from '../services/indexer/src/embedding/embedder';
 import { chunkMemo, embedChunks } from '../services/indexer/src/processing/chunks';
 import { hybridSearch } from '../services/indexer/src/search/hybrid';
 import { EmbeddedSearchIndex } from '../services/indexer/src/searchIndex/embedded/sqliteIndex';
-import { DEFAULT_DENSE_OPTIONS } from '../services/indexer/src/searchIndex/embedded/model';
+import { DEFAULT_DENSE_OPTIONS } from '../services/indexer/src/searchIndex/embedded/denseOptions';
 import { ModelSet } from '../services/indexer/src/state/models';
 import { REPO_ROOT } from '../test/support/paths';
 import { docRanking, loadCollection, mean, ndcgAt, recallAt } from './support/eval';

@@ -15,7 +15,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { newAnnIndex, type AnnIndex, type DenseSearchOptions } from './model';
+import type { DenseSearchOptions } from './denseOptions';
+import { newAnnIndex, type AnnIndex } from './graph';
 
 const FORMAT = 1;
 

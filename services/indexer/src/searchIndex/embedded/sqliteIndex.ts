@@ -9,7 +9,11 @@ import { WRITE_TURN_MS } from './writeTurn';
 import { ScanThread } from './scanThread';
 import type { CpuLimits } from './cpuLimits';
 import { SpareCpuGate } from './spareCpu';
-import { CatalogMemory, ModelMemory, type DenseSearchOptions, type FullVector, type ModelMemoryOptions, type SavedGraph } from './model';
+import { CatalogMemory } from './catalog';
+import type { DenseSearchOptions } from './denseOptions';
+import type { SavedGraph } from './graph';
+import { ModelMemory, type ModelMemoryOptions } from './model';
+import type { FullVector } from './slots';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from '../port';
 
 const SCHEMA = `

@@ -1,4 +1,4 @@
-import type { FullVector } from './model';
+import type { FullVector } from './slots';
 
 /**
  * Full-precision vectors kept for rescoring, by slot, within a byte budget (INDEXER_VECTOR_CACHE_MB).
