@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Embedder } from './port';
 
-export interface EmbedderFixture {
+interface EmbedderFixture {
   embedder: Embedder;
   /** Texts per request/inference call the adapter was configured with. */
   batchSize: number;

@@ -13,8 +13,7 @@
  *
  * Pooling is done here rather than with the pipeline's `pooling: 'mean', normalize: true`:
  * the library's normaliser divides by zero for such texts, and its pooling and normalisation
- * loops cost more than tokenisation plus inference for a static model (about 13k vs 33k
- * sentences/s measured at batch 64).
+ * loops cost more than tokenisation plus inference for a static model.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -44,9 +43,9 @@ export interface EmbedderOptions {
 }
 
 export const DEFAULT_EMBEDDING_MODEL = 'memex-glove-100d';
-export const DEFAULT_EMBEDDING_BATCH_SIZE = 64;
+const DEFAULT_EMBEDDING_BATCH_SIZE = 64;
 /** Hub downloads (MEMEX_ALLOW_REMOTE_MODELS=true) are cached here, under modelsDir. */
-export const REMOTE_CACHE_SUBDIR = '.cache';
+const REMOTE_CACHE_SUBDIR = '.cache';
 const BUILD_HINT = 'pnpm --filter @memex/indexer build:model';
 /** Files transformers.js reads for a text feature-extraction model in fp32. */
 const MODEL_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model.onnx'];
@@ -108,7 +107,7 @@ function notFoundError(options: EmbedderOptions, searched: string[], missing: st
   );
 }
 
-export type EnvSettings = Pick<typeof env, 'localModelPath' | 'allowRemoteModels' | 'allowLocalModels' | 'cacheDir' | 'useFSCache'>;
+type EnvSettings = Pick<typeof env, 'localModelPath' | 'allowRemoteModels' | 'allowLocalModels' | 'cacheDir' | 'useFSCache'>;
 
 let envQueue: Promise<unknown> = Promise.resolve();
 

@@ -7,9 +7,9 @@
  */
 import type { Embedder } from './port';
 
-export type RemoteEmbeddingApi = 'openai' | 'ollama';
+type RemoteEmbeddingApi = 'openai' | 'ollama';
 
-export interface RemoteEmbedderOptions {
+interface RemoteEmbedderOptions {
   /** The index's model key, e.g. `openai:nomic-embed-text`. */
   modelId: string;
   api: RemoteEmbeddingApi;

@@ -65,7 +65,7 @@ export function float16Value(bits: number): number {
 let table: Float32Array | undefined;
 
 /** Every half's value by its bits, built on first use (256 KiB). */
-export function halfTable(): Float32Array {
+function halfTable(): Float32Array {
   if (!table) {
     table = new Float32Array(65_536);
     for (let bits = 0; bits < 65_536; bits++) table[bits] = float16Value(bits);

@@ -7,16 +7,11 @@ import { EmbeddedSearchIndex } from './embedded/sqliteIndex';
 import type { SearchIndex } from './port';
 
 /**
- * INDEXER_SCAN_THREAD: `auto` scans on a second thread where the machine has more than 2 cores, and
- * on 2 or fewer only while the machine has CPU to spare (`when-spare`: see SpareCpuGate). On 2 cores
- * that also run the gateway, NATS and the clients, the thread always in use took the whole stack's
- * throughput down under mixed load (bench:load at 33k chunks: 17% vs 24% of the GET anchor), though
- * it speeds one search up by a fifth. At 98,810 chunks (`bench:load --memos 72000 --compare
- * INDEXER_SCAN_THREAD=true --rounds 2`, 2026-11-28): searches alone 979 / 919 vs 754 / 693 req/s with
- * it, mixed loads at c=32 963 / 890 vs 993 / 949 req/s.
- *
- * The cores are those the process can keep busy (effectiveCores: its cpuset, capped by its cgroup's
- * CPU quota), so a container given `--cpus 2` on a larger host counts 2.
+ * INDEXER_SCAN_THREAD: `auto` scans on a second thread where the process may keep more than 2 cores
+ * busy, and on 2 or fewer only while the machine has CPU to spare (`when-spare`: see SpareCpuGate):
+ * there the gateway, NATS and the clients share the cores, and a thread always in use costs the
+ * stack's throughput under mixed load though it speeds a search up (docs/benchmarks.md).
+ * The cores are those of effectiveCores: the cpuset, capped by the cgroup's CPU quota.
  */
 export function scanThreadEnabled(setting: IndexerConfig['INDEXER_SCAN_THREAD'], cores = effectiveCores(readCpuLimits())): boolean | 'when-spare' {
   return setting === 'auto' ? (cores > 2 ? true : 'when-spare') : setting === 'true';

@@ -3,7 +3,7 @@ import type { Embedder } from '../embedding/port';
 import type { SearchIndex } from '../searchIndex/port';
 import type { IndexState } from '@memex/runtime';
 
-export interface LoadedModel {
+interface LoadedModel {
   model: string;
   embedder: Embedder;
 }

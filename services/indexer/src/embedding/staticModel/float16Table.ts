@@ -30,7 +30,7 @@ export function float16TableScale(maxAbs: number): number {
   return 2 ** (FLOAT16_TARGET_EXPONENT - exponentOf(maxAbs));
 }
 
-export interface Float16Table {
+interface Float16Table {
   /** Binary16 bit patterns of `values[i] * scale`. */
   bits: Uint16Array;
   /** Power of two the values were multiplied by. */

@@ -45,7 +45,7 @@ function scanHere(codes: Int8Array, scan: ExactScan): Uint32Array {
 }
 
 /** What a dense ranking reads besides the slots: see ModelMemoryOptions. */
-export interface DenseSources {
+interface DenseSources {
   fullVectors: ((chunks: readonly StoredChunk[]) => Map<string, FullVector>) | undefined;
   recentVectors: SlotVectorCache | undefined;
   scanThread: ScanThread | undefined;
@@ -161,7 +161,7 @@ export class DenseRanker {
       const slot = source[i]!;
       if (this.store.chunks[slot] !== undefined) live[n++] = slot;
     }
-    // (the cosine of the full-precision query with each one's int8 vector, natively: 232 in 8-12 µs against 38-62 µs in a JS loop)
+    // (the cosine of the full-precision query with each one's int8 vector, natively: several times a JS loop's speed)
     const slots = live.subarray(0, n);
     const estimates = estimateRows({ codes: this.store.codes, dimension: this.store.dimension, scales: this.store.scales, query, slots, out: new Float64Array(n) });
     const approximate = new TopK<number>(this.fullVectors ? plan.depth : limit, this.bySlot);
@@ -229,9 +229,8 @@ export class DenseRanker {
     if (slots.length < this.dense.simdScanMinChunks) return undefined;
     const codes = new Int8Array(this.store.dimension);
     quantize(query, codes, 0);
-    // The int8 × int8 order differs a little from the float query's estimates: take twice the depth
-    // (four times before codes shared one norm; bench/search.bench.ts at 100k: recall@10 0.9972 both,
-    // Cranfield/Vaswani nDCG@10 unchanged, the estimates of half as many candidates spared).
+    // The int8 × int8 order differs a little from the float query's estimates: take twice the depth,
+    // which holds recall@10 (docs/benchmarks.md).
     const k = Math.min(slots.length, Math.max(2 * depth, SIMD_SCAN_MIN_CANDIDATES));
     const byProduct = codesShareNorm(this.store.dimension) && this.store.shrunk.size <= total * MAX_SHRUNK_SHARE;
     // (the list only where some slots are not findable: without one the scan reads every slot)

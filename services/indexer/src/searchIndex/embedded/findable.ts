@@ -9,7 +9,7 @@ const MAX_SLOT_CHANGES = 65_536;
  * first `memosSeen` of its changed memos: a mask by slot (grown as slots are added; a slot beyond it
  * is not findable) and the ascending list.
  */
-export interface FindableSlots {
+interface FindableSlots {
   layout: number;
   logged: number;
   memosSeen: number;

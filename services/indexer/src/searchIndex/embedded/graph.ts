@@ -29,7 +29,7 @@ export function newAnnIndex(dimension: number, dense: Pick<DenseSearchOptions, '
  * still fits after a restart numbers the slots differently: `slots[key]` is the key's slot, -1 once
  * the chunk is gone.
  */
-export interface Graph {
+interface Graph {
   index: AnnIndex;
   slots: Int32Array;
   /** Keys handed out so far (the next key). */
@@ -52,7 +52,7 @@ export interface SavedGraph {
  * waits for a whole build; the project's searches scan until it is done. `queue` holds the slots to
  * add in order: the live ones when it started, then those added since.
  */
-export interface GraphBuild {
+interface GraphBuild {
   graph: Graph;
   queue: number[];
   next: number;

@@ -20,7 +20,7 @@ import { newAnnIndex, type AnnIndex } from './graph';
 
 const FORMAT = 1;
 
-export interface GraphFileMeta {
+interface GraphFileMeta {
   format: number;
   /** The identity of the SQLite file the graph was built from. */
   instance: string;
@@ -44,7 +44,7 @@ interface FileRef {
   sha256: string;
 }
 
-export interface LoadedGraph {
+interface LoadedGraph {
   meta: GraphFileMeta;
   index: AnnIndex;
   chunkIds: (string | null)[];

@@ -241,7 +241,7 @@ export class ModelMemory {
     return hits.map(({ score, item }) => this.candidate(item, score, catalog));
   }
 
-  /** What {@link searchSparse} asks of the addon for this query (see SparseRanker.scan; bench:sparse-pair runs it through two builds of the addon). */
+  /** What {@link searchSparse} asks of the addon for this query (see SparseRanker.scan), for benchmarks that pair two builds of it. */
   sparseScan(query: SparseVector, projectId: string, eligible: Map<string, number>, limit: number): SparseScan | undefined {
     return this.sparseRanker.scan(query, this.projects.get(projectId), () => this.findable.of(eligible).mask, limit);
   }

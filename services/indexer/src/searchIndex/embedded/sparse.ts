@@ -10,7 +10,7 @@ import type { SlotStore } from './slots';
 import { TopK } from '../topK';
 
 /** One term's postings in one project: slots ascending, with the term's frequency in each. */
-export interface Postings {
+interface Postings {
   slots: Int32Array;
   tfs: Uint16Array;
   n: number;
@@ -168,8 +168,7 @@ export class SparseRanker {
   /**
    * What {@link search} asks of the addon for this query (none when no term is in the
    * project): the terms in the order their contributions are summed, each slot's length, which
-   * slots may be found, and the scratch. Valid until the index changes. (Also what
-   * bench:sparse-pair runs through two builds of the addon.)
+   * slots may be found, and the scratch. Valid until the index changes.
    */
   scan(query: SparseVector, project: ProjectPostings | undefined, mask: () => Uint8Array, limit: number): SparseScan | undefined {
     if (!project || limit <= 0) return undefined;
