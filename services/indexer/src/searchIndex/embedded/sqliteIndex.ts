@@ -2,7 +2,6 @@ import { basename, dirname, join } from 'node:path';
 import { checkpointAfterErase, compressText, decompressText, inTransaction, mapInTurns, nextTurn, openSqlite, type SqliteDatabase } from '@memex/runtime';
 import type { MemoAttributes } from '@memex/contracts';
 import type { SparseVector } from '@memex/text';
-import { readHalves } from '../../numeric/float16';
 import { GraphFiles } from './graphFiles';
 import { WRITE_TURN_MS } from './writeTurn';
 import { ScanThread } from './scanThread';
@@ -12,10 +11,10 @@ import { CatalogMemory } from './catalog';
 import type { DenseSearchOptions } from './denseOptions';
 import type { SavedGraph } from './graph';
 import { ModelMemory, type ModelMemoryOptions } from './model';
-import type { FullVector } from './slots';
 import { attributesJson, decodeDense, decodeTerms, encodeDense, encodeTerms, rowAttributes, toEntry, type CatalogRow, type ChunkRow, type EncodedChunk } from './rows';
 import { ALL_CHUNKS, ALL_MODELS, prepareIndexFile, prepareStatements, spanning, type ChunkRange, type Statements } from './schema';
 import { SavedGraphs } from './savedGraphs';
+import { readFullVectors } from './fullVectors';
 import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from '../port';
 
 /** What a step of `writeInTurns` returns when its item is not finished: it goes on in the next transaction. */
@@ -137,26 +136,8 @@ export class EmbeddedSearchIndex implements SearchIndex {
         this.saveGraph(model, memory, projectId);
         this.options.onGraph?.({ model, projectId, outcome: 'built', reason: 'built in the background as the project grew', chunks, ms });
       },
-      // Memory holds int8 vectors; the few best candidates are rescored with the stored floats.
-      // (halves as stored: rescoring reads their values from a table, and the vector cache holds twice as many)
-      // Read by the rows the chunks were loaded from; a row that is no longer the chunk's (written
-      // again since, by another process say, and not yet reloaded here) is looked up by id instead.
-      fullVectors: (chunks) => {
-        const vector = (dense: Buffer): FullVector => (dense.byteLength === dimension * 2 ? readHalves(dense) : decodeDense(dense, dimension));
-        const found = new Map<string, FullVector>();
-        const byRow = new Map<number, string>();
-        for (const c of chunks) if (c.row >= 0) byRow.set(c.row, c.chunkId);
-        if (byRow.size > 0) {
-          for (const row of this.stmts.denseOfRows.iterate(JSON.stringify([...byRow.keys()]))) {
-            if (row.model === model && row.chunk_id === byRow.get(row.rowid)) found.set(row.chunk_id, vector(row.dense));
-          }
-        }
-        if (found.size < chunks.length) {
-          const missing = chunks.filter((c) => !found.has(c.chunkId)).map((c) => c.chunkId);
-          for (const row of this.stmts.denseOfMany.iterate(model, JSON.stringify(missing))) found.set(row.chunk_id, vector(row.dense));
-        }
-        return found;
-      },
+      // Memory holds int8 vectors; the few best candidates are rescored with the stored ones.
+      fullVectors: (chunks) => readFullVectors(this.stmts, model, dimension, chunks),
     });
     memory.beginBulkLoad();
     for (const row of this.stmts.chunksOfModel.iterate(model)) this.addRow(memory, row);
