@@ -15,7 +15,7 @@ export function quantize(v: Float32Array, out: Int8Array, offset: number): numbe
  * 127/CODE_SPREAD times larger still fits. Equal norms let the SIMD scan rank by the codes' inner
  * product, a third of the cosine's work (no norms), in the cosine's order. A vector with a larger
  * component is scaled to fit: a smaller norm, so `shrunk`, which the scan makes up for (see
- * {@link ModelMemory.scanCandidates}). Below 16 dimensions that norm would be under 127: the codes
+ * DenseRanker.scanFound in dense.ts). Below 16 dimensions that norm would be under 127: the codes
  * span the range as {@link quantize}'s. v ≈ codes × scale.
  */
 export function quantizeStored(v: Float32Array, out: Int8Array, offset: number): { scale: number; shrunk: boolean } {
