@@ -34,7 +34,7 @@ import { silentLogger } from '@memex/runtime';
 import { seededRandom } from '@memex/testing';
 import { IndexerEnv } from '../services/indexer/src/config';
 import { loadEmbedder } from '../services/indexer/src/embedding/embedder';
-import { EmbeddedSearchIndex } from '../services/indexer/src/searchIndex/embedded';
+import { EmbeddedSearchIndex } from '../services/indexer/src/searchIndex/embedded/sqliteIndex';
 import { CacheEvictor } from './support/coldCaches';
 import { evalQueryTexts, vaswaniSentences, writeSentenceMemo } from './support/sentenceCorpus';
 import { percentile } from './support/stats';
@@ -98,7 +98,8 @@ async function openTree(root: string): Promise<Tree> {
   const [{ loadEmbedder: load }, { hybridSearch }, { EmbeddedSearchIndex: Index }, { ModelSet }] = await Promise.all([
     source('embedding/embedder.ts'),
     source('search/hybrid.ts'),
-    source('searchIndex/embedded.ts'),
+    // (where the tree keeps it: searchIndex/embedded/ since the index was split by concern)
+    source(existsSync(path.join(root, 'services', 'indexer', 'src', 'searchIndex', 'embedded', 'sqliteIndex.ts')) ? 'searchIndex/embedded/sqliteIndex.ts' : 'searchIndex/embedded.ts'),
     source('state/models.ts'),
   ]);
   const embedder = await load({ model: MODEL, modelsDir: path.join(root, 'models'), allowRemote: false });

@@ -22,7 +22,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { encodeQuery } from '@memex/text';
 import type { SparseHits, SparseScan } from '@memex/vector-scan';
-import { EmbeddedSearchIndex } from '../services/indexer/src/searchIndex/embedded';
+import { EmbeddedSearchIndex } from '../services/indexer/src/searchIndex/embedded/sqliteIndex';
 import { CacheEvictor } from './support/coldCaches';
 import { evalQueryTexts } from './support/sentenceCorpus';
 import { percentile } from './support/stats';

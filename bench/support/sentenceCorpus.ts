@@ -9,8 +9,8 @@ import path from 'node:path';
 import type { MemoAttributes } from '@memex/contracts';
 import { chunkId } from '@memex/runtime';
 import { termFrequencies } from '@memex/text';
-import type { Embedder } from '../../services/indexer/src/embedding/embedder';
-import type { EmbeddedSearchIndex } from '../../services/indexer/src/searchIndex/embedded';
+import type { Embedder } from '../../services/indexer/src/embedding/port';
+import type { EmbeddedSearchIndex } from '../../services/indexer/src/searchIndex/embedded/sqliteIndex';
 import { REPO_ROOT } from '../../test/support/paths';
 
 /** Teams the memos' `team` metadata cycles through (a filter on one selects 1/50 of the memos). */

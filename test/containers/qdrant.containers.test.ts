@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
 import { searchIndexContract } from '@memex/indexer/searchIndex/contract';
-import { QdrantSearchIndex } from '@memex/indexer/searchIndex/qdrant';
+import { QdrantSearchIndex } from '@memex/indexer/searchIndex/qdrant/qdrantIndex';
 import { QDRANT_TEST_IMAGE, startQdrant, type QdrantTestServer } from '@memex/indexer/testing/qdrant';
 import { describeWithImages } from './support/docker';
 

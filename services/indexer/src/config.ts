@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ConfigError, loadEnv, ServiceEnv } from '@memex/runtime';
 import { DEFAULT_CHUNK_OPTIONS } from '@memex/text';
-import { WRITE_TURN_MS } from './searchIndex/writeTurn';
+import { WRITE_TURN_MS } from './searchIndex/embedded/writeTurn';
 
 export const IndexerEnv = Type.Object({
   ...ServiceEnv.properties,

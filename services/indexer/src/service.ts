@@ -16,10 +16,10 @@ import { loadRemoteEmbedder, parseRemoteModel } from './embedding/remote';
 import { MemoProcessor } from './processing/processor';
 import { EncodedTexts } from './search/encodedTexts';
 import { hybridSearch } from './search/hybrid';
-import { effectiveCores, readCpuLimits } from './searchIndex/cpuLimits';
+import { effectiveCores, readCpuLimits } from './searchIndex/embedded/cpuLimits';
 import { ModelSet } from './state/models';
 import { Reindexer } from './state/reindex';
-import { openSearchIndex } from './stores';
+import { openSearchIndex } from './searchIndex/open';
 import { openReranker } from './reranking/open';
 
 export type IndexerService = RunningService;

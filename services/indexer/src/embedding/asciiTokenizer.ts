@@ -4,9 +4,8 @@
  * BertNormalizer lower-casing and cleaning, the BertPreTokenizer, a WordPiece model, and a
  * TemplateProcessing that wraps the text in special tokens, as the static models' builder writes
  * them), without its per-character regular expressions: the library tests each character of the
- * text against two Unicode-property patterns as it cleans it, then splits it with a third: 120-170
- * µs a Cranfield or Vaswani abstract against 15-27 µs here, and 15% of the indexer's CPU while
- * ingesting.
+ * text against two Unicode-property patterns as it cleans it, then splits it with a third, several
+ * times the cost of this pass.
  *
  * On printable ASCII the normalizer only lower-cases (no accents, no CJK), the pre-tokenizer splits
  * runs of letters and digits from each other character, and each word is looked up whole before

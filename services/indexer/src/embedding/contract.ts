@@ -4,9 +4,9 @@
  * puts related texts closer than unrelated ones.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Embedder } from './embedder';
+import type { Embedder } from './port';
 
-export interface EmbedderFixture {
+interface EmbedderFixture {
   embedder: Embedder;
   /** Texts per request/inference call the adapter was configured with. */
   batchSize: number;

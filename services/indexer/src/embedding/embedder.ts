@@ -13,8 +13,7 @@
  *
  * Pooling is done here rather than with the pipeline's `pooling: 'mean', normalize: true`:
  * the library's normaliser divides by zero for such texts, and its pooling and normalisation
- * loops cost more than tokenisation plus inference for a static model (about 13k vs 33k
- * sentences/s measured at batch 64).
+ * loops cost more than tokenisation plus inference for a static model.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,19 +21,11 @@ import path from 'node:path';
 // transformers.js (and onnxruntime under it) is imported only when a model needs it: the static
 // model runs without it (staticEmbedder.ts), and importing it alone costs ~170 MB of memory.
 import type { FeatureExtractionPipeline, Tensor, env } from '@huggingface/transformers';
+import type { Embedder } from './port';
 import { normalizedSum } from './pooling';
 import { StaticEmbedder } from './staticEmbedder';
 
 const transformers = () => import('@huggingface/transformers');
-
-export interface Embedder {
-  /** The model as configured, e.g. "memex-glove-100d" or "Xenova/all-MiniLM-L6-v2". */
-  readonly modelId: string;
-  readonly dimension: number;
-  /** L2-normalised, mean-pooled vectors, one per text, in input order. */
-  embed(texts: readonly string[], kind: 'query' | 'document'): Promise<Float32Array[]>;
-  dispose(): Promise<void>;
-}
 
 export interface EmbedderOptions {
   /** Hugging Face id, or a local model directory (absolute, or relative to modelsDir). */
@@ -52,9 +43,9 @@ export interface EmbedderOptions {
 }
 
 export const DEFAULT_EMBEDDING_MODEL = 'memex-glove-100d';
-export const DEFAULT_EMBEDDING_BATCH_SIZE = 64;
+const DEFAULT_EMBEDDING_BATCH_SIZE = 64;
 /** Hub downloads (MEMEX_ALLOW_REMOTE_MODELS=true) are cached here, under modelsDir. */
-export const REMOTE_CACHE_SUBDIR = '.cache';
+const REMOTE_CACHE_SUBDIR = '.cache';
 const BUILD_HINT = 'pnpm --filter @memex/indexer build:model';
 /** Files transformers.js reads for a text feature-extraction model in fp32. */
 const MODEL_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model.onnx'];
@@ -116,7 +107,7 @@ function notFoundError(options: EmbedderOptions, searched: string[], missing: st
   );
 }
 
-export type EnvSettings = Pick<typeof env, 'localModelPath' | 'allowRemoteModels' | 'allowLocalModels' | 'cacheDir' | 'useFSCache'>;
+type EnvSettings = Pick<typeof env, 'localModelPath' | 'allowRemoteModels' | 'allowLocalModels' | 'cacheDir' | 'useFSCache'>;
 
 let envQueue: Promise<unknown> = Promise.resolve();
 

@@ -10,7 +10,7 @@ import { AutoTokenizer } from '@huggingface/transformers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { DEFAULT_EMBEDDING_MODEL, loadEmbedder } from './embedder.js';
-import type { Embedder } from './embedder.js';
+import type { Embedder } from './port.js';
 import { readStamp } from './staticModel/build.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');

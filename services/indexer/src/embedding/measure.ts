@@ -3,9 +3,10 @@
  * (e.g. ingestion) that wants embedder figures from the same run.
  */
 import { loadEmbedder } from './embedder.js';
-import type { Embedder, EmbedderOptions } from './embedder.js';
+import type { EmbedderOptions } from './embedder.js';
+import type { Embedder } from './port.js';
 
-export interface EmbedderMeasurement {
+interface EmbedderMeasurement {
   modelId: string;
   dimension: number;
   /** Time for loadEmbedder (incl. the dimension probe); null when an already loaded embedder was measured. */
@@ -18,7 +19,7 @@ export interface EmbedderMeasurement {
   batchMs: { median: number; p95: number; max: number };
 }
 
-export interface MeasureEmbedderOptions {
+interface MeasureEmbedderOptions {
   /** Measure this embedder (left open), or load one from `load` (disposed afterwards). */
   embedder?: Embedder;
   load?: EmbedderOptions;
@@ -73,7 +74,7 @@ function rng(seed: number): () => number {
 }
 
 /** `count` deterministic, varied English sentences of roughly 20 words. */
-export function realisticSentences(count: number, seed = 42): string[] {
+function realisticSentences(count: number, seed = 42): string[] {
   const next = rng(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
   const out: string[] = [];

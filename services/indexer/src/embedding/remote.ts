@@ -5,11 +5,11 @@
  * whole string is the index's model key, so switching to, from or between remote models re-indexes
  * by replay like any model switch, and the dimension (learned from a probe) is recorded with it.
  */
-import type { Embedder } from './embedder';
+import type { Embedder } from './port';
 
-export type RemoteEmbeddingApi = 'openai' | 'ollama';
+type RemoteEmbeddingApi = 'openai' | 'ollama';
 
-export interface RemoteEmbedderOptions {
+interface RemoteEmbedderOptions {
   /** The index's model key, e.g. `openai:nomic-embed-text`. */
   modelId: string;
   api: RemoteEmbeddingApi;

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../../../test/support/paths';
-import { DEFAULT_EMBEDDING_MODEL, loadEmbedder, type Embedder } from './embedder';
+import { DEFAULT_EMBEDDING_MODEL, loadEmbedder } from './embedder';
+import type { Embedder } from './port';
 import { StaticEmbedder } from './staticEmbedder';
 
 const modelsDir = path.join(REPO_ROOT, 'models');

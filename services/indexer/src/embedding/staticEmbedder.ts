@@ -15,7 +15,7 @@ import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { mapInTurns } from '@memex/runtime';
 import { AsciiTokenizer, type TokenizerDefinition } from './asciiTokenizer';
-import type { Embedder } from './embedder';
+import type { Embedder } from './port';
 import { normalizedSum } from './pooling';
 import { STAMP_FILE } from './staticModel/build';
 import { locateStaticTable } from './staticModel/reader';

@@ -12,9 +12,10 @@ import { AutoTokenizer, env } from '@huggingface/transformers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { EmbeddingModelNotFoundError, loadEmbedder } from './embedder.js';
-import type { Embedder } from './embedder.js';
+import type { Embedder } from './port.js';
 import { BUILDER_VERSION, buildStaticModel, ensureStaticModel, readStamp, selectVocabulary, STAMP_FILE } from './staticModel/build.js';
-import { float16Value, toFloat16Table } from './staticModel/float16.js';
+import { float16Value } from '../numeric/float16.js';
+import { toFloat16Table } from './staticModel/float16Table.js';
 import type { StaticModelSource } from './staticModel/source.js';
 import { applyWeighting, zipfProbabilities } from './staticModel/weighting.js';
 

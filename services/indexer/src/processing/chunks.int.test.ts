@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { tempDir } from '@memex/testing';
 import { chunkText, termFrequencies } from '@memex/text';
 import { attrs } from '../testing/memos';
-import { EmbeddedSearchIndex } from '../searchIndex/embedded';
+import { EmbeddedSearchIndex } from '../searchIndex/embedded/sqliteIndex';
 import { alreadyIndexed, chunkMemo } from './chunks';
 import { chunkId } from '@memex/runtime';
 

@@ -1,6 +1,6 @@
 import { chunkId, mapInTurns, runInTurns } from '@memex/runtime';
 import { chunkTextSteps, termFrequencies, type ChunkOptions } from '@memex/text';
-import type { Embedder } from '../embedding/embedder';
+import type { Embedder } from '../embedding/port';
 import type { IndexedChunk, SearchIndex } from '../searchIndex/port';
 
 export interface TextChunk {
@@ -23,10 +23,9 @@ export async function chunkMemo(memoId: string, revision: number, content: strin
 
 /**
  * What a chunk is indexed as: its memo's title, then its text. A chunk deep in a long memo often
- * never names its subject; the title does (measured on Cranfield: nDCG@10 0.355 → 0.363). The
- * chunk's stored content, which search returns, stays the text alone.
+ * never names its subject; the title does (docs/benchmarks.md). The chunk's stored content, which search returns, stays the text alone.
  */
-export function indexedText(title: string, content: string): string {
+function indexedText(title: string, content: string): string {
   return title.trim() === '' ? content : `${title}\n\n${content}`;
 }
 

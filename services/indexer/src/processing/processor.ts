@@ -5,7 +5,7 @@ import type { SearchIndex } from '../searchIndex/port';
 import type { ModelSet } from '../state/models';
 import { alreadyIndexed, chunkMemo, embedChunks, embedMemos, type TextChunk } from './chunks';
 
-export interface ProcessorDeps {
+interface ProcessorDeps {
   index: SearchIndex;
   models: ModelSet;
   commands: CommandClient;
@@ -16,7 +16,7 @@ export interface ProcessorDeps {
 }
 
 /** A content revision event and the logger of its request. */
-export interface RevisionEvent {
+interface RevisionEvent {
   event: MemoEventMessage;
   logger?: Logger;
 }
@@ -28,7 +28,7 @@ function about(event: MemoEventMessage): { memoId: string; projectId: string } {
 }
 
 /** A content revision read and chunked, ready to embed under the title it is indexed with. */
-export interface PreparedRevision {
+interface PreparedRevision {
   memoId: string;
   projectId: string;
   revision: number;
@@ -79,13 +79,8 @@ export class MemoProcessor {
     );
   }
 
-  /** The `indexer` consumer: chunks and embeddings for each content revision. */
-  async indexContent(event: MemoEventMessage, logger: Logger = this.deps.logger): Promise<void> {
-    await this.indexContents([{ event, logger }]);
-  }
-
   /**
-   * Chunks and embeddings of the content revisions among `events`, as many memos at once: one
+   * The `indexer` consumer: chunks and embeddings of the content revisions among `events`, as many memos at once: one
    * catalog write, one embedder call per model, one index write per model, then the memo service
    * is told of each stored revision (the commands concurrently).
    */
@@ -184,7 +179,7 @@ export class MemoProcessor {
 }
 
 /** A revision's text, or `undefined` when it can no longer be read (blob replaced, or key shredded). */
-export async function readContent(store: ContentStore, projectId: string, memoId: string, ref: ContentRef): Promise<string | undefined> {
+async function readContent(store: ContentStore, projectId: string, memoId: string, ref: ContentRef): Promise<string | undefined> {
   try {
     return await store.read(projectId, memoId, ref);
   } catch (error) {

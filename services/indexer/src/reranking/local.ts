@@ -6,7 +6,7 @@ import type { PreTrainedModel, PreTrainedTokenizer, Tensor } from '@huggingface/
 import { withTransformersEnv } from '../embedding/embedder';
 import { sigmoid, type Reranker } from './port';
 
-export interface LocalRerankerOptions {
+interface LocalRerankerOptions {
   /** A cross-encoder directory laid out like a Hugging Face repository (config.json, tokenizer files, onnx/model.onnx). */
   model: string;
   /** Where a relative `model` is looked up (MEMEX_MODELS_DIR). */

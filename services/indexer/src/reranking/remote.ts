@@ -1,9 +1,9 @@
 import type { Reranker } from './port';
 import { sigmoid } from './port';
 
-export type RerankApi = 'tei' | 'cohere';
+type RerankApi = 'tei' | 'cohere';
 
-export interface RemoteRerankerOptions {
+interface RemoteRerankerOptions {
   /**
    * `tei`: POST `{baseUrl}/rerank` `{query, texts}` → `[{index, score}]` (Text Embeddings Inference).
    * `cohere`: POST `{baseUrl}/rerank` `{model, query, documents}` → `{results: [{index, relevance_score}]}`

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 
 /** How many bytes of encoded texts an indexer keeps (and of the texts themselves, counted once more). */
-export const ENCODED_TEXTS_BYTES = 8 * 1024 * 1024;
+const ENCODED_TEXTS_BYTES = 8 * 1024 * 1024;
 
 /**
  * The JSON encodings (quoted, escaped, UTF-8) of the texts searches answer with most: chunk

@@ -1,7 +1,7 @@
 import type { ChunkCandidate } from '../searchIndex/port';
 import { compareChunks, TopK } from '../searchIndex/topK';
 
-export interface FusedHit extends ChunkCandidate {
+interface FusedHit extends ChunkCandidate {
   /** 1 − fused relevance, in [0, 1]; lower is closer. */
   distance: number;
   /** The relevance's two weighted parts (they add up to 1 − distance, before clamping). */
@@ -23,9 +23,8 @@ interface Parts {
  *   distance  = 1 − relevance
  *
  * The lexical part is relative to the query's best lexical match (BM25 has no fixed scale), the dense
- * part absolute, so a chunk that only the dense ranking found scores at most 1 − w. Measured on
- * Cranfield and Vaswani (bench/quality.bench.ts), w = 0.85 beats BM25 alone on both, where min-max
- * fusion of both lists and reciprocal-rank fusion do less well with the small offline model.
+ * part absolute, so a chunk that only the dense ranking found scores at most 1 − w. With the small
+ * offline model this beats BM25 alone, min-max and reciprocal-rank fusion (docs/benchmarks.md).
  *
  * Only the best `limit` become hits: the others (most of the ~200 candidates) are scored in place,
  * never copied, and their titles and summaries never read.
@@ -38,8 +37,8 @@ export function fuseRankings(
 ): FusedHit[] {
   let maxLexical = 0;
   for (const c of lexical) if (c.score > maxLexical) maxLexical = c.score;
-  // Matched by the index's numeric keys when every candidate has one (200 string ids hashed and
-  // compared took ~40 µs a search at 100k chunks, numbers ~7 µs), else by chunk id.
+  // Matched by the index's numeric keys when every candidate has one (cheaper to hash and compare
+  // than ~200 string ids), else by chunk id.
   const keyed = lexical.every(hasKey) && dense.every(hasKey);
   const byId = new Map<number | string, Parts>();
   for (const c of lexical) {

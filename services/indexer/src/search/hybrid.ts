@@ -7,7 +7,7 @@ import { rerankHits } from '../reranking/rerank';
 import { fuseRankings } from './fusion';
 import { boostTitles } from './titleBoost';
 
-export interface HybridSearchOptions {
+interface HybridSearchOptions {
   lexicalWeight: number;
   /** Candidates each ranking contributes before fusion. */
   candidates: number;

@@ -10,7 +10,7 @@ import { encodeQuery, idf, termFrequencies } from '@memex/text';
 import { attrs } from '../testing/memos';
 import type { IndexedChunk, SearchIndex } from './port';
 
-export interface SearchIndexFixture {
+interface SearchIndexFixture {
   index: SearchIndex;
   dispose(): Promise<void>;
 }

@@ -1,9 +1,9 @@
 import type { Logger } from '@memex/runtime';
-import type { Embedder } from '../embedding/embedder';
+import type { Embedder } from '../embedding/port';
 import type { SearchIndex } from '../searchIndex/port';
 import type { IndexState } from '@memex/runtime';
 
-export interface LoadedModel {
+interface LoadedModel {
   model: string;
   embedder: Embedder;
 }

@@ -5,17 +5,17 @@ import type { ChunkOptions } from '@memex/text';
 import { embedMemos } from '../processing/chunks';
 import { prepareRevision } from '../processing/processor';
 import type { SearchIndex } from '../searchIndex/port';
-import type { Embedder } from '../embedding/embedder';
+import type { Embedder } from '../embedding/port';
 import type { ModelSet } from './models';
 
 /** An owner that has not beaten its heart for this long is presumed dead; another instance takes over. */
-export const REINDEX_OWNER_TIMEOUT_MS = 30_000;
+const REINDEX_OWNER_TIMEOUT_MS = 30_000;
 const HEARTBEAT_MS = 5_000;
 const SWITCH_GRACE_MS = 3_000;
 /** Events asked for per page of the memo event log (a page also stops short of `max_payload`). */
 const REPLAY_PAGE = 256;
 
-export interface ReindexerDeps {
+interface ReindexerDeps {
   /** Asks the memo service for its event log (`Subjects.query.memoLog`). */
   nc: NatsConnection;
   index: SearchIndex;

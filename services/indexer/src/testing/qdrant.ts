@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
  */
 export const QDRANT_TEST_IMAGE = 'qdrant/qdrant:v1.16.3';
 
-export type QdrantTestTarget =
+type QdrantTestTarget =
   | { kind: 'url'; url: string; apiKey?: string }
   | { kind: 'container' }
   | { kind: 'unavailable'; reason: string };

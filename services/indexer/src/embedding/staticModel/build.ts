@@ -17,7 +17,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { toFloat16Table } from './float16.js';
+import { toFloat16Table } from './float16Table.js';
 import { encodeGatherEmbeddingModel, writeProtoFile } from './onnx.js';
 import type { EmbeddingTable } from './onnx.js';
 import type { StaticModelSource, StaticModelSourceInfo } from './source.js';
@@ -30,9 +30,9 @@ export const BUILDER_VERSION = '2';
 export const STAMP_FILE = 'memex-build.json';
 export const DEFAULT_STATIC_MODEL_NAME = 'memex-glove-100d';
 /** Longest sequence (in tokens, [CLS]/[SEP] included) before truncation; a static model has no position limit. */
-export const DEFAULT_MODEL_MAX_LENGTH = 8192;
+const DEFAULT_MODEL_MAX_LENGTH = 8192;
 
-export interface StaticModelBuildOptions {
+interface StaticModelBuildOptions {
   /** SIF smoothing constant a in a / (a + p(word)). Default 1e-4. */
   sifA?: number;
   /** Remove the frequency-weighted first principal component. Default true. */
@@ -46,17 +46,17 @@ export interface StaticModelBuildOptions {
   log?: (message: string) => void;
 }
 
-export type TableDtype = 'float16' | 'float32';
-export const DEFAULT_TABLE_DTYPE: TableDtype = 'float16';
+type TableDtype = 'float16' | 'float32';
+const DEFAULT_TABLE_DTYPE: TableDtype = 'float16';
 
-export interface ResolvedBuildOptions {
+interface ResolvedBuildOptions {
   sifA: number;
   removePrincipalComponent: boolean;
   modelMaxLength: number;
   dtype: TableDtype;
 }
 
-export interface BuildStamp {
+interface BuildStamp {
   builderVersion: string;
   source: StaticModelSourceInfo;
   options: ResolvedBuildOptions;
@@ -81,7 +81,7 @@ export interface BuildStamp {
   buildMs: number;
 }
 
-export function resolveBuildOptions(options: StaticModelBuildOptions = {}): ResolvedBuildOptions {
+function resolveBuildOptions(options: StaticModelBuildOptions = {}): ResolvedBuildOptions {
   return {
     sifA: options.sifA ?? DEFAULT_WEIGHTING.sifA,
     removePrincipalComponent: options.removePrincipalComponent ?? DEFAULT_WEIGHTING.removePrincipalComponent,
@@ -90,7 +90,7 @@ export function resolveBuildOptions(options: StaticModelBuildOptions = {}): Reso
   };
 }
 
-export interface VocabularySelection {
+interface VocabularySelection {
   /** Kept words in source (frequency) order. */
   words: string[];
   /** 1-based source rank of each kept word. */
@@ -321,12 +321,12 @@ Sequences longer than ${options.modelMaxLength} tokens are truncated.
 `;
 }
 
-export interface EnsureStaticModelOptions extends StaticModelBuildOptions {
+interface EnsureStaticModelOptions extends StaticModelBuildOptions {
   /** Rebuild even if the stamp matches. */
   force?: boolean;
 }
 
-export interface EnsureResult {
+interface EnsureResult {
   status: 'up-to-date' | 'built';
   outDir: string;
   stamp: BuildStamp;
@@ -344,7 +344,7 @@ export function readStamp(dir: string): BuildStamp | null {
 const REQUIRED_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model.onnx'];
 
 /** True when `dir` holds a complete build from this builder version, the same source version and the same options. */
-export function isUpToDate(dir: string, source: StaticModelSourceInfo, options: StaticModelBuildOptions = {}): BuildStamp | null {
+function isUpToDate(dir: string, source: StaticModelSourceInfo, options: StaticModelBuildOptions = {}): BuildStamp | null {
   const stamp = readStamp(dir);
   if (!stamp) return null;
   const wanted = resolveBuildOptions(options);

@@ -16,7 +16,7 @@ import { ProtoWriter } from './protobuf.js';
 /** TensorProto.DataType values used here. */
 export const OnnxDataType = { FLOAT: 1, INT64: 7, FLOAT16: 10 } as const;
 /** AttributeProto.AttributeType values used here. */
-export const OnnxAttributeType = { INT: 2 } as const;
+const OnnxAttributeType = { INT: 2 } as const;
 
 // Field numbers from onnx.proto.
 const MODEL = { irVersion: 1, producerName: 2, producerVersion: 3, domain: 4, modelVersion: 5, docString: 6, graph: 7, opsetImport: 8, metadataProps: 14 } as const;
@@ -33,7 +33,7 @@ const SHAPE = { dim: 1 } as const;
 const DIMENSION = { dimValue: 1, dimParam: 2 } as const;
 
 /** A dimension: a fixed size or a symbolic name such as "batch". */
-export type Dim = number | string;
+type Dim = number | string;
 
 export function encodeValueInfo(name: string, elemType: number, dims: readonly Dim[]): ProtoWriter {
   const shape = new ProtoWriter();
@@ -58,7 +58,7 @@ export function encodeRawTensor(name: string, dataType: number, dims: readonly n
   return t;
 }
 
-export interface NodeSpec {
+interface NodeSpec {
   opType: string;
   name: string;
   inputs: readonly string[];
@@ -80,7 +80,7 @@ export function encodeNode(spec: NodeSpec): ProtoWriter {
   return n;
 }
 
-export interface GraphSpec {
+interface GraphSpec {
   name: string;
   nodes: readonly ProtoWriter[];
   initializers: readonly ProtoWriter[];
@@ -100,7 +100,7 @@ export function encodeGraph(spec: GraphSpec): ProtoWriter {
   return g;
 }
 
-export interface ModelSpec {
+interface ModelSpec {
   irVersion: number;
   opsetVersion: number;
   producerName: string;
@@ -143,13 +143,13 @@ export function float32LittleEndian(values: Float32Array): Uint8Array {
   return littleEndianBytes(values);
 }
 
-export const GATHER_MODEL_IR_VERSION = 8;
-export const GATHER_MODEL_OPSET = 13;
+const GATHER_MODEL_IR_VERSION = 8;
+const GATHER_MODEL_OPSET = 13;
 
 /** A row-major [rows, dimension] embedding table: float32 values, or binary16 bit patterns. */
 export type EmbeddingTable = { dtype: 'float32'; values: Float32Array } | { dtype: 'float16'; bits: Uint16Array };
 
-export interface GatherModelSpec {
+interface GatherModelSpec {
   table: EmbeddingTable;
   rows: number;
   dimension: number;

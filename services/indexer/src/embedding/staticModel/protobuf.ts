@@ -10,8 +10,8 @@
  * is a list of chunks, so a model can be streamed to disk without ever concatenating it.
  */
 
-export const WIRE_VARINT = 0;
-export const WIRE_LENGTH_DELIMITED = 2;
+const WIRE_VARINT = 0;
+const WIRE_LENGTH_DELIMITED = 2;
 
 const UINT64_MAX = (1n << 64n) - 1n;
 

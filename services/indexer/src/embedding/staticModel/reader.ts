@@ -8,7 +8,7 @@
  */
 import { OnnxDataType } from './onnx';
 
-export interface StaticTable {
+interface StaticTable {
   rows: number;
   dimension: number;
   /** float16 bit patterns (row-major), or float32 values. */

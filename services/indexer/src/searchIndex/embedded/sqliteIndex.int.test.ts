@@ -6,10 +6,10 @@ import { describe, expect, it, vi } from 'vitest';
 import { tempDir } from '@memex/testing';
 import { encodeQuery, termFrequencies } from '@memex/text';
 import { chunkId } from '@memex/runtime';
-import { attrs } from '../testing/memos';
-import { searchIndexContract } from './contract';
-import { EmbeddedSearchIndex } from './embedded';
-import { ModelMemory } from './memory';
+import { attrs } from '../../testing/memos';
+import { searchIndexContract } from '../contract';
+import { EmbeddedSearchIndex } from './sqliteIndex';
+import { ModelMemory } from './model';
 
 searchIndexContract('embedded', async () => {
   const dir = tempDir('memex-index-');

@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { seededRandom } from '@memex/testing';
 import { termFrequencies } from '@memex/text';
-import { attrs } from '../testing/memos';
-import { CatalogMemory, ModelMemory, SCAN_THREAD_MIN_SLOTS } from './memory';
+import { attrs } from '../../testing/memos';
+import { CatalogMemory } from './catalog';
+import { SCAN_THREAD_MIN_SLOTS } from './dense';
+import { ModelMemory } from './model';
 import { ScanThread } from './scanThread';
 
 const DIM = 16;

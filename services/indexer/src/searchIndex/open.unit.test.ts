@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { loadIndexerConfig } from './config';
-import { effectiveCores } from './searchIndex/cpuLimits';
-import { scanThreadEnabled } from './stores';
-import { WRITE_TURN_MS } from './searchIndex/writeTurn';
+import { loadIndexerConfig } from '../config';
+import { effectiveCores } from './embedded/cpuLimits';
+import { scanThreadEnabled } from './open';
+import { WRITE_TURN_MS } from './embedded/writeTurn';
 
 describe('INDEXER_SCAN_THREAD', () => {
   it('is auto by default: the scan thread always on machines with more than 2 cores, while CPU is spare on smaller ones', () => {

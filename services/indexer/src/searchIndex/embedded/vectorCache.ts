@@ -1,13 +1,12 @@
-import type { FullVector } from './memory';
+import type { FullVector } from './slots';
 
 /**
  * Full-precision vectors kept for rescoring, by slot, within a byte budget (INDEXER_VECTOR_CACHE_MB).
  * When it is full, a vector not used since the clock hand last passed it makes room (CLOCK: an
  * approximation of least recently used, with a bit per entry instead of a list to reorder).
  *
- * Why not a general LRU keyed by chunk id: a search asks for ~26 vectors, and under load the string
- * hashing and bookkeeping of `lru-cache`'s get took ~1.4 µs each, 4-5% of the indexer's CPU in the
- * search phase of `bench:load`; here a get is two array reads and a store.
+ * Keyed by slot, not by chunk id as a general LRU would be: a search asks for ~26 vectors, and here
+ * a get is two array reads and a store, with no string hashing or list bookkeeping.
  */
 export class SlotVectorCache {
   /** Each slot's entry in the ring, -1 when it has none (grown as slots are). */

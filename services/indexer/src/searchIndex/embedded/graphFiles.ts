@@ -15,11 +15,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { newAnnIndex, type AnnIndex, type DenseSearchOptions } from './memory';
+import type { DenseSearchOptions } from './denseOptions';
+import { newAnnIndex, type AnnIndex } from './graph';
 
 const FORMAT = 1;
 
-export interface GraphFileMeta {
+interface GraphFileMeta {
   format: number;
   /** The identity of the SQLite file the graph was built from. */
   instance: string;
@@ -43,7 +44,7 @@ interface FileRef {
   sha256: string;
 }
 
-export interface LoadedGraph {
+interface LoadedGraph {
   meta: GraphFileMeta;
   index: AnnIndex;
   chunkIds: (string | null)[];

@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { QdrantClient } from '@qdrant/js-client-rest';
-import { qdrantTestTarget, startQdrant, type QdrantTestServer } from '../testing/qdrant';
-import { searchIndexContract } from './contract';
-import { QdrantSearchIndex } from './qdrant';
+import { qdrantTestTarget, startQdrant, type QdrantTestServer } from '../../testing/qdrant';
+import { searchIndexContract } from '../contract';
+import { QdrantSearchIndex } from './qdrantIndex';
 
 const target = qdrantTestTarget();
 

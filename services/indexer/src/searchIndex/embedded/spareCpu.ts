@@ -4,8 +4,8 @@
  * and often the clients.
  *
  * There the thread pays off only while the indexer's thread is the bottleneck and the other core is
- * partly idle: searches alone at 98,810 chunks ran ~30% faster with it, while mixed loads, which
- * already keep both cores busy, ran 3-6% slower (bench:load, docs/benchmarks.md). So the gate reads
+ * partly idle; under loads that already keep both cores busy it costs throughput
+ * (docs/benchmarks.md). So the gate reads
  * the idle time of the cores the process may use (Linux's /proc/stat; in a container, its cpuset)
  * every `intervalMs`, under a cgroup CPU quota no more than the quota leaves unused (cpuLimits.ts:
  * /proc/stat counts the host's cores whatever the quota), adds back the CPU the scan thread itself
@@ -14,8 +14,7 @@
  * is at least `openAt`. The two measures are alike with the thread in use or not, so the gate does
  * not flip each time its own choice changes the load.
  *
- * Where /proc/stat cannot be read (not Linux), the gate stays shut: scans run in the indexer's
- * thread, as they did on 2 cores before it.
+ * Where /proc/stat cannot be read (not Linux), the gate stays shut: scans run in the indexer's thread.
  */
 import { readFileSync } from 'node:fs';
 import { type CpuLimits, readCpuLimits, readQuotaUsageMs } from './cpuLimits';
@@ -65,7 +64,7 @@ export function readMachineCpu(
   return { idle, total, cores, ...(limits.quota && usedMs !== undefined ? { quota: { cores: limits.quota.cores, usedMs } } : {}) };
 }
 
-export interface SpareCpuOptions {
+interface SpareCpuOptions {
   /** The machine's counters now (readMachineCpu over `limits` by default). */
   sample?: () => MachineCpu | undefined;
   /** The CPU this process may use, as read at start (readCpuLimits by default): the cores and quota `sample` reads. */

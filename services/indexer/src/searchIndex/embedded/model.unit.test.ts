@@ -2,10 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { Filter } from '@memex/contracts';
 import { seededRandom } from '@memex/testing';
 import { encodeQuery, termFrequencies } from '@memex/text';
-import { attrs } from '../testing/memos';
-import { encodeFloat16, readHalves } from './float16';
-import { CatalogMemory, ModelMemory, memoOrderKey, type DenseSearchOptions } from './memory';
-import { compareChunks } from './topK';
+import { attrs } from '../../testing/memos';
+import { encodeFloat16, readHalves } from '../../numeric/float16';
+import { CatalogMemory } from './catalog';
+import type { DenseSearchOptions } from './denseOptions';
+import { ModelMemory } from './model';
+import { memoOrderKey } from './slots';
+import { compareChunks } from '../topK';
 
 describe('ModelMemory', () => {
   it.each([
@@ -558,7 +561,7 @@ describe('findable chunks kept current', () => {
     }
     check();
     // (the run went through compactions, and past the changes an eligible set records before it is rebuilt)
-    expect((memory as unknown as { layout: number }).layout).toBeGreaterThan(0);
+    expect((memory as unknown as { store: { layout: number } }).store.layout).toBeGreaterThan(0);
     expect(catalogWrites).toBeGreaterThan(4 * 1024);
   });
 });

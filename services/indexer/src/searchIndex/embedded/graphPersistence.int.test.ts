@@ -5,8 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chunkId, openSqlite } from '@memex/runtime';
 import { seededRandom, tempDir } from '@memex/testing';
 import { termFrequencies } from '@memex/text';
-import { attrs } from '../testing/memos';
-import { EmbeddedSearchIndex, type EmbeddedIndexOptions, type GraphLoadEvent } from './embedded';
+import { attrs } from '../../testing/memos';
+import { EmbeddedSearchIndex, type EmbeddedIndexOptions, type GraphLoadEvent } from './sqliteIndex';
 
 const DIM = 16;
 const MODEL = 'm';

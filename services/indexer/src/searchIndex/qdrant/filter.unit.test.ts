@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { matchesFilters, type Filter, type FilterableMemo } from '@memex/contracts';
 import { filterCases, generateFilterMemos } from '@memex/testing';
-import { filterPayload, metaToken, residualMatches, translateFilters, type QdrantCondition, type QdrantFilter } from './qdrantFilter';
+import { filterPayload, metaToken, residualMatches, translateFilters, type QdrantCondition, type QdrantFilter } from './filter';
 
 type Value = string | string[];
 const native = (field: string, operator: Filter['operator'], value: Value): Filter => ({ field, operator, value, filter_type: 'native_field' });

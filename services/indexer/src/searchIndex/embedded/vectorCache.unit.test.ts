@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@memex/testing';
-import type { FullVector } from './memory';
+import type { FullVector } from './slots';
 import { SlotVectorCache } from './vectorCache';
 
 const DIM = 4;

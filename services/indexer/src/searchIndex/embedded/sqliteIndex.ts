@@ -1,109 +1,25 @@
-import { randomUUID } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
-import type { MemoAttributes } from '@memex/contracts';
 import { checkpointAfterErase, compressText, decompressText, inTransaction, mapInTurns, nextTurn, openSqlite, type SqliteDatabase } from '@memex/runtime';
-import type { EncodedDocument, SparseVector } from '@memex/text';
-import { decodeFloat16, encodeFloat16, readHalves } from './float16';
+import type { MemoAttributes } from '@memex/contracts';
+import type { SparseVector } from '@memex/text';
 import { GraphFiles } from './graphFiles';
 import { WRITE_TURN_MS } from './writeTurn';
 import { ScanThread } from './scanThread';
 import type { CpuLimits } from './cpuLimits';
 import { SpareCpuGate } from './spareCpu';
-import { CatalogMemory, ModelMemory, type DenseSearchOptions, type FullVector, type ModelMemoryOptions, type SavedGraph } from './memory';
-import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from './port';
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS catalog (
-  memo_id    TEXT PRIMARY KEY,
-  project_id TEXT NOT NULL,
-  version    INTEGER NOT NULL,
-  memo       TEXT -- the attributes' JSON, or its raw deflate as a BLOB (see compressText); NULL: deleted
-);
--- key 'instance': this file's identity, which saved graphs name.
-CREATE TABLE IF NOT EXISTS info (
-  key   TEXT PRIMARY KEY,
-  value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS models (
-  model     TEXT PRIMARY KEY,
-  dimension INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS chunks (
-  model      TEXT NOT NULL,
-  chunk_id   TEXT NOT NULL,
-  memo_id    TEXT NOT NULL,
-  project_id TEXT NOT NULL,
-  revision   INTEGER NOT NULL,
-  idx        INTEGER NOT NULL,
-  content    TEXT NOT NULL, -- the text, or its raw deflate as a BLOB (see compressText)
-  dense      BLOB NOT NULL,
-  terms      BLOB NOT NULL,
-  PRIMARY KEY (model, chunk_id)
-);
--- (by index too: a slice of a large memo's chunks is read back by its range of indices; files
--- from before had chunks_by_memo on (memo_id, model), which this one replaces)
-CREATE INDEX IF NOT EXISTS chunks_by_memo_index ON chunks (memo_id, model, idx);
-DROP INDEX IF EXISTS chunks_by_memo;
--- Every change names the memo it touched (or, with memo_id '', a model), so other processes
--- sharing the file reload just that: a memo's catalog row (model NULL), its chunks under one model,
--- or its chunks under every model ('*', after a deletion or a new revision removed some).
--- from_idx/to_idx: only the chunks with from_idx <= idx < to_idx changed (a slice of a large memo
--- written in several transactions); NULL: all of them (and all of them to a version before these columns).
-CREATE TABLE IF NOT EXISTS changes (
-  seq      INTEGER PRIMARY KEY AUTOINCREMENT,
-  memo_id  TEXT NOT NULL,
-  model    TEXT,
-  at       INTEGER NOT NULL,
-  from_idx INTEGER,
-  to_idx   INTEGER
-);
-`;
-
-/** The changes table of a file written by a version before chunk ranges gets them (see SCHEMA). */
-const CHANGE_RANGE_COLUMNS = ['from_idx', 'to_idx'];
+import { CatalogMemory } from './catalog';
+import type { DenseSearchOptions } from './denseOptions';
+import type { SavedGraph } from './graph';
+import { ModelMemory, type ModelMemoryOptions } from './model';
+import { attributesJson, decodeDense, decodeTerms, encodeDense, encodeTerms, rowAttributes, toEntry, type CatalogRow, type ChunkRow, type EncodedChunk } from './rows';
+import { ALL_CHUNKS, ALL_MODELS, prepareIndexFile, prepareStatements, spanning, type ChunkRange, type Statements } from './schema';
+import { SavedGraphs } from './savedGraphs';
+import { readFullVectors } from './fullVectors';
+import type { CandidateQuery, CatalogEntry, CatalogUpdate, ChunkCandidate, ChunksOfMemo, IndexedChunk, SearchIndex, StoredChunkText } from '../port';
 
 /** What a step of `writeInTurns` returns when its item is not finished: it goes on in the next transaction. */
 const UNFINISHED = Symbol('unfinished');
 
-/** A chunk's columns, encoded before its transaction (see `putChunksOfMemos`). */
-type EncodedChunk = Pick<ChunkRow, 'chunk_id' | 'idx' | 'content' | 'dense' | 'terms'>;
-
-interface ChunkRow {
-  /** Where the row is in the table (see StoredChunk.row); not a column written, and not stable across a VACUUM. */
-  rowid: number;
-  model: string;
-  chunk_id: string;
-  memo_id: string;
-  project_id: string;
-  revision: number;
-  idx: number;
-  content: string | Buffer;
-  dense: Buffer;
-  terms: Buffer;
-}
-
-interface CatalogRow {
-  memo_id: string;
-  project_id: string;
-  version: number;
-  memo: string | Buffer | null;
-}
-
-/** In `changes.model` of a memo's change: its chunks changed under every model. */
-const ALL_MODELS = '*';
-
-/** The indices `from <= idx < to` of a memo's chunks (a change's, or what sync reloads). */
-interface ChunkRange {
-  from: number;
-  to: number;
-}
-const ALL_CHUNKS: ChunkRange = Object.freeze({ from: 0, to: Infinity });
-
-/** The one range spanning both, or either one alone. */
-function spanning(a: ChunkRange | undefined, b: ChunkRange | undefined): ChunkRange | undefined {
-  if (!a || !b) return a ?? b;
-  return { from: Math.min(a.from, b.from), to: Math.max(a.to, b.to) };
-}
 
 /** What became of a project's HNSW graph when its model was loaded. */
 export interface GraphLoadEvent {
@@ -156,125 +72,6 @@ export interface EmbeddedIndexOptions {
 /** Changes older than this are pruned; a process further behind reloads everything. */
 const CHANGE_RETENTION_MS = 60 * 60 * 1000;
 
-/**
- * A chunk's vector at rest: float16 (2 bytes a component; what rescoring reads is within 2⁻¹¹ of
- * the embedding), or float32 as versions before wrote, and still write when not `compact`.
- */
-function encodeDense(v: Float32Array, compact: boolean): Buffer {
-  return compact ? encodeFloat16(v) : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-}
-
-/** Either form, told apart by its size. */
-function decodeDense(b: Buffer, dimension: number): Float32Array {
-  if (b.byteLength === dimension * 2) return decodeFloat16(b);
-  const out = new Float32Array(b.byteLength / 4);
-  new Uint8Array(out.buffer).set(b);
-  return out;
-}
-
-/** The high bits of a terms blob's first word: its form (neither: u32 frequencies, as first written). */
-const TERMS_U16 = 0x8000_0000;
-const TERMS_VARINT = 0x4000_0000;
-
-function writeVarint(b: Buffer, at: number, value: number): number {
-  while (value >= 0x80) {
-    b[at++] = (value & 0x7f) | 0x80;
-    value >>>= 7;
-  }
-  b[at++] = value;
-  return at;
-}
-
-/**
- * Term ids and frequencies at rest, little-endian: [n | form: u32][length: u32], then
- * - TERMS_VARINT (what the index writes): the ids' gaps (ascending: a gap of a 32-bit hash among
- *   ~80 terms fits 4 varint bytes) as varints, then the frequencies as varints (mostly 1 byte);
- * - TERMS_U16 (written before): ids as u32, frequencies as u16;
- * - no flag (written first, and with `compact: false`): ids and frequencies as u32.
- * The index keeps frequencies as u16 anyway.
- */
-function encodeTerms(t: EncodedDocument, compact: boolean): Buffer {
-  const n = t.indices.length;
-  if (!compact) {
-    const b = Buffer.alloc(8 + 8 * n);
-    b.writeUInt32LE(n, 0);
-    b.writeUInt32LE(t.length, 4);
-    for (let i = 0; i < n; i++) {
-      b.writeUInt32LE(t.indices[i]!, 8 + 4 * i);
-      b.writeUInt32LE(t.values[i]!, 8 + 4 * n + 4 * i);
-    }
-    return b;
-  }
-  const b = Buffer.allocUnsafe(8 + 5 * n + 3 * n);
-  b.writeUInt32LE((n | TERMS_VARINT) >>> 0, 0);
-  b.writeUInt32LE(t.length, 4);
-  let at = 8;
-  let previous = 0;
-  for (let i = 0; i < n; i++) {
-    at = writeVarint(b, at, t.indices[i]! - previous);
-    previous = t.indices[i]!;
-  }
-  for (let i = 0; i < n; i++) at = writeVarint(b, at, Math.min(t.values[i]!, 0xffff));
-  return Buffer.from(b.subarray(0, at));
-}
-
-function decodeTerms(b: Buffer): EncodedDocument {
-  const head = b.readUInt32LE(0);
-  const n = head & ~(TERMS_U16 | TERMS_VARINT);
-  const indices: number[] = new Array(n);
-  const values: number[] = new Array(n);
-  if (head & TERMS_VARINT) {
-    let at = 8;
-    // (by a running power of 128, not `2 ** shift`: V8 calls pow for that, ~9% of loading 100k chunks by `perf`)
-    const read = (): number => {
-      let value = 0;
-      let scale = 1;
-      let byte: number;
-      do {
-        byte = b[at++]!;
-        value += (byte & 0x7f) * scale;
-        scale *= 128;
-      } while (byte & 0x80);
-      return value;
-    };
-    let id = 0;
-    for (let i = 0; i < n; i++) indices[i] = id += read();
-    for (let i = 0; i < n; i++) values[i] = read();
-  } else {
-    const short = (head & TERMS_U16) !== 0;
-    for (let i = 0; i < n; i++) {
-      indices[i] = b.readUInt32LE(8 + 4 * i);
-      values[i] = short ? b.readUInt16LE(8 + 4 * n + 2 * i) : b.readUInt32LE(8 + 4 * n + 4 * i);
-    }
-  }
-  return { indices, values, length: b.readUInt32LE(4) };
-}
-
-/**
- * A catalog row's attributes as JSON: without the ids the row has in columns (compact; stored
- * deflated), or whole as earlier versions wrote them (and still write when not compact).
- */
-function attributesJson(memo: MemoAttributes, compact: boolean): string {
-  if (!compact) return JSON.stringify(memo);
-  const { projectId: _projectId, memoId: _memoId, ...rest } = memo;
-  return JSON.stringify(rest);
-}
-
-/** Either form of a row's attributes (`memo`: the row's, not a deletion). */
-function rowAttributes(row: CatalogRow, memo: string | Buffer): MemoAttributes {
-  const stored = JSON.parse(decompressText(memo)) as Partial<MemoAttributes>;
-  return (stored.memoId === undefined ? { projectId: row.project_id, memoId: row.memo_id, ...stored } : stored) as MemoAttributes;
-}
-
-/** A catalog row as the catalog in memory holds it; `attributes` reads a live row's (by default, from the row). */
-function toEntry(row: CatalogRow, attributes: (row: CatalogRow, memo: string | Buffer) => MemoAttributes = rowAttributes): CatalogEntry {
-  return {
-    memoId: row.memo_id,
-    projectId: row.project_id,
-    version: row.version,
-    memo: row.memo === null ? null : attributes(row, row.memo),
-  };
-}
 
 /**
  * The embedded search index: SQLite in the data directory is the durable copy; searches run on an
@@ -292,8 +89,8 @@ export class EmbeddedSearchIndex implements SearchIndex {
   private dataVersion = -1;
   private dirty = false;
   private writes = 0;
-  private readonly stmts;
-  private readonly graphs: GraphFiles | undefined;
+  private readonly stmts: Statements;
+  private readonly graphs: SavedGraphs | undefined;
   private readonly instance: string;
   private readonly scanThread: ScanThread | undefined;
   /** What opens the scan thread to scans with `scanThread: 'when-spare'`. */
@@ -304,67 +101,16 @@ export class EmbeddedSearchIndex implements SearchIndex {
     private readonly options: EmbeddedIndexOptions = {},
   ) {
     this.db = openSqlite(path);
-    this.db.exec(SCHEMA);
-    const columns = new Set(this.db.prepare<[], { name: string }>('SELECT name FROM pragma_table_info(\'changes\')').all().map((c) => c.name));
-    for (const column of CHANGE_RANGE_COLUMNS) if (!columns.has(column)) this.db.exec(`ALTER TABLE changes ADD COLUMN ${column} INTEGER`);
-    this.db.prepare(`INSERT OR IGNORE INTO info (key, value) VALUES ('instance', ?)`).run(randomUUID());
-    this.instance = this.db.prepare<[], { value: string }>(`SELECT value FROM info WHERE key = 'instance'`).get()!.value;
+    this.instance = prepareIndexFile(this.db);
+    this.stmts = prepareStatements(this.db);
     const graphDir = options.graphDir ?? join(dirname(path), `${basename(path).replace(/\.db$/, '')}.graphs`);
-    this.graphs = graphDir === false ? undefined : new GraphFiles(graphDir);
+    this.graphs = graphDir === false ? undefined : new SavedGraphs(new GraphFiles(graphDir), this.instance, this.stmts);
     const gate =
       options.scanThread === 'when-spare'
         ? new SpareCpuGate({ threadCpuMs: () => this.scanThread?.cpuMs ?? 0, ...(options.cpu ? { limits: options.cpu } : {}) })
         : undefined;
     this.scanThread = options.scanThread === false ? undefined : new ScanThread(options.onScanThreadFailure, gate);
     this.spareCpu = gate?.start();
-    this.stmts = {
-      catalogRow: this.db.prepare<[string], CatalogRow>('SELECT * FROM catalog WHERE memo_id = ?'),
-      allCatalog: this.db.prepare<[], CatalogRow>('SELECT * FROM catalog'),
-      upsertCatalog: this.db.prepare<[string, string, number, string | Buffer | null]>(
-        `INSERT INTO catalog (memo_id, project_id, version, memo) VALUES (?, ?, ?, ?)
-         ON CONFLICT (memo_id) DO UPDATE SET project_id = excluded.project_id, version = excluded.version, memo = excluded.memo`,
-      ),
-      model: this.db.prepare<[string], { dimension: number }>('SELECT dimension FROM models WHERE model = ?'),
-      insertModel: this.db.prepare<[string, number]>('INSERT OR IGNORE INTO models (model, dimension) VALUES (?, ?)'),
-      deleteModel: this.db.prepare<[string]>('DELETE FROM models WHERE model = ?'),
-      // One statement for the few rescored chunks (a JSON array of rowids): ~40% less than a read each,
-      // and by rowid a third less than by id (one B-tree, not the (model, chunk_id) index first).
-      denseOfRows: this.db.prepare<[string], { rowid: number; model: string; chunk_id: string; dense: Buffer }>(
-        'SELECT rowid, model, chunk_id, dense FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))',
-      ),
-      // (by id: those whose rowid is unknown or no longer theirs)
-      denseOfMany: this.db.prepare<[string, string], { chunk_id: string; dense: Buffer }>(
-        'SELECT chunk_id, dense FROM chunks WHERE model = ? AND chunk_id IN (SELECT value FROM json_each(?))',
-      ),
-      dataVersion: this.db.prepare<[], number>('PRAGMA data_version').pluck(),
-      chunksOfModel: this.db.prepare<[string], ChunkRow>('SELECT rowid, * FROM chunks WHERE model = ?'),
-      chunksOfMemo: this.db.prepare<[string, string], ChunkRow>('SELECT rowid, * FROM chunks WHERE memo_id = ? AND model = ? ORDER BY idx'),
-      chunksOfMemoBetween: this.db.prepare<[string, string, number, number], ChunkRow>(
-        'SELECT rowid, * FROM chunks WHERE memo_id = ? AND model = ? AND idx >= ? AND idx < ? ORDER BY idx',
-      ),
-      deleteMemoChunks: this.db.prepare<[string]>('DELETE FROM chunks WHERE memo_id = ?'),
-      deleteOlderRevisions: this.db.prepare<[string, number]>('DELETE FROM chunks WHERE memo_id = ? AND revision < ?'),
-      // What a memo's new chunks under a model did not replace: those of another revision, or past their count.
-      deleteLeftoverChunks: this.db.prepare<[string, string, number, number]>(
-        'DELETE FROM chunks WHERE memo_id = ? AND model = ? AND (revision <> ? OR idx >= ?)',
-      ),
-      deleteModelChunks: this.db.prepare<[string]>('DELETE FROM chunks WHERE model = ?'),
-      insertChunk: this.db.prepare(
-        `INSERT OR REPLACE INTO chunks (model, chunk_id, memo_id, project_id, revision, idx, content, dense, terms)
-         VALUES (@model, @chunk_id, @memo_id, @project_id, @revision, @idx, @content, @dense, @terms)`,
-      ),
-      logChange: this.db.prepare<[string, string | null, number]>('INSERT INTO changes (memo_id, model, at) VALUES (?, ?, ?)'),
-      logChunkRange: this.db.prepare<[string, string, number, number, number]>(
-        'INSERT INTO changes (memo_id, model, at, from_idx, to_idx) VALUES (?, ?, ?, ?, ?)',
-      ),
-      changesSince: this.db.prepare<[number], { seq: number; memo_id: string; model: string | null; from_idx: number | null; to_idx: number | null }>(
-        'SELECT seq, memo_id, model, from_idx, to_idx FROM changes WHERE seq > ? ORDER BY seq',
-      ),
-      changedSince: this.db.prepare<[number], { memo_id: string; model: string | null }>('SELECT DISTINCT memo_id, model FROM changes WHERE seq > ?'),
-      minSeq: this.db.prepare<[], { s: number | null }>('SELECT MIN(seq) AS s FROM changes'),
-      maxSeq: this.db.prepare<[], { s: number | null }>('SELECT MAX(seq) AS s FROM changes'),
-      prune: this.db.prepare<[number]>('DELETE FROM changes WHERE at < ?'),
-    };
     this.reloadAll();
   }
 
@@ -390,26 +136,8 @@ export class EmbeddedSearchIndex implements SearchIndex {
         this.saveGraph(model, memory, projectId);
         this.options.onGraph?.({ model, projectId, outcome: 'built', reason: 'built in the background as the project grew', chunks, ms });
       },
-      // Memory holds int8 vectors; the few best candidates are rescored with the stored floats.
-      // (halves as stored: rescoring reads their values from a table, and the vector cache holds twice as many)
-      // Read by the rows the chunks were loaded from; a row that is no longer the chunk's (written
-      // again since, by another process say, and not yet reloaded here) is looked up by id instead.
-      fullVectors: (chunks) => {
-        const vector = (dense: Buffer): FullVector => (dense.byteLength === dimension * 2 ? readHalves(dense) : decodeDense(dense, dimension));
-        const found = new Map<string, FullVector>();
-        const byRow = new Map<number, string>();
-        for (const c of chunks) if (c.row >= 0) byRow.set(c.row, c.chunkId);
-        if (byRow.size > 0) {
-          for (const row of this.stmts.denseOfRows.iterate(JSON.stringify([...byRow.keys()]))) {
-            if (row.model === model && row.chunk_id === byRow.get(row.rowid)) found.set(row.chunk_id, vector(row.dense));
-          }
-        }
-        if (found.size < chunks.length) {
-          const missing = chunks.filter((c) => !found.has(c.chunkId)).map((c) => c.chunkId);
-          for (const row of this.stmts.denseOfMany.iterate(model, JSON.stringify(missing))) found.set(row.chunk_id, vector(row.dense));
-        }
-        return found;
-      },
+      // Memory holds int8 vectors; the few best candidates are rescored with the stored ones.
+      fullVectors: (chunks) => readFullVectors(this.stmts, model, dimension, chunks),
     });
     memory.beginBulkLoad();
     for (const row of this.stmts.chunksOfModel.iterate(model)) this.addRow(memory, row);
@@ -432,48 +160,14 @@ export class EmbeddedSearchIndex implements SearchIndex {
     }
   }
 
-  /**
-   * A project's saved graph, if it was saved from this file, with settings like these, and the
-   * change log still holds every change since (their memos are then replaced in it); else why not.
-   */
+  /** A project's saved graph, if it still fits (see SavedGraphs.load); else why not. */
   private savedGraph(model: string, memory: ModelMemory, projectId: string): SavedGraph | { reason: string } {
-    if (!this.graphs) return { reason: 'graphs are not saved' };
-    let loaded: ReturnType<GraphFiles['load']>;
-    try {
-      loaded = this.graphs.load(model, projectId, { instance: this.instance, dimension: memory.dimension, dense: memory.denseOptions });
-    } catch (error) {
-      return { reason: `unreadable: ${(error as Error).message}` }; // (usearch refuses a file of another format version, say)
-    }
-    if ('reason' in loaded) return loaded;
-    const { seq } = loaded.meta;
-    const newest = this.stmts.maxSeq.get()?.s ?? 0;
-    const oldest = this.stmts.minSeq.get()?.s ?? 0;
-    if (seq > newest) return { reason: 'saved after the last change this file knows' };
-    if (seq < newest && oldest > seq + 1) return { reason: 'the change log no longer reaches back to it' };
-    const changedMemos = new Set<string>();
-    for (const change of this.stmts.changedSince.iterate(seq)) {
-      if (change.memo_id === '') {
-        if (change.model === model) return { reason: 'the model was reset since' };
-      } else changedMemos.add(change.memo_id);
-    }
-    return { index: loaded.index, chunkIds: loaded.chunkIds, changedMemos };
+    return this.graphs ? this.graphs.load(model, memory, projectId) : { reason: 'graphs are not saved' };
   }
 
   /** Saves a project's graph as of the last change applied; a failure only costs a rebuild later. */
   private saveGraph(model: string, memory: ModelMemory, projectId: string): void {
-    const snapshot = memory.graphSnapshot(projectId);
-    if (!this.graphs || !snapshot) return;
-    const { connectivity, expansionAdd } = memory.denseOptions;
-    try {
-      this.graphs.save(
-        { instance: this.instance, model, projectId, dimension: memory.dimension, connectivity, expansionAdd, seq: this.lastSeq, count: snapshot.count },
-        snapshot.index,
-        snapshot.chunkIds,
-      );
-      memory.graphSaved(projectId);
-    } catch {
-      // (a full disk, say): the graph in memory is unaffected
-    }
+    this.graphs?.save(model, memory, projectId, this.lastSeq);
   }
 
   /** Saves every graph that changed since it was loaded, built or saved. */

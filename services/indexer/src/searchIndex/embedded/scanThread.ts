@@ -23,7 +23,7 @@ import { vectorScanAddonPath, type VectorScan } from '@memex/vector-scan';
 export type ExactScan = Omit<VectorScan, 'codes'>;
 
 /** What one scan asks of the thread: the scan, over the model's codes (shared, when on a SharedArrayBuffer; else copied). */
-export type ScanRequest = VectorScan;
+type ScanRequest = VectorScan;
 
 /** `cpuNs`: the thread's CPU time in all, read at most every 100 ms (where Linux tells it). */
 type WorkerReply = { id: number; keys: Uint32Array; cpuNs?: number } | { id: number; error: string };

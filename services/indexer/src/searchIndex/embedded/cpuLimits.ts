@@ -18,7 +18,7 @@ export type ReadText = (path: string) => string;
 
 const readText: ReadText = (path) => readFileSync(path, 'utf8');
 
-export interface CpuQuota {
+interface CpuQuota {
   /** The quota in cores (quota / period): 1.5 for `--cpus 1.5`. */
   cores: number;
   /** The file that counts the limited cgroup's CPU time (cpu.stat's usage_usec, or cpuacct.usage). */
