@@ -95,6 +95,7 @@ export {
   withSpan,
 } from './tracing/context';
 export type { Context as TraceContext, Span, SpanOptions, TraceMeta } from './tracing/context';
+export { nameHttpSpan, traceHttpRequests } from './tracing/http';
 export { startTracing } from './tracing/tracing';
 export type { Tracing } from './tracing/tracing';
 export { tracingSettings, TracingConfigError } from './tracing/settings';

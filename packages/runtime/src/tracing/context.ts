@@ -88,10 +88,12 @@ export interface SpanOptions {
 
 /**
  * Runs `fn` inside a new active span that ends when `fn` settles; an unexpected error marks it
- * failed (a `MemexError` is an answer, recorded by its code). Off: `fn(undefined)` and nothing else.
+ * failed (a `MemexError` is an answer, recorded by its code). Off: `fn(undefined)` and nothing else
+ * (options given as a function are not even built).
  */
-export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span | undefined) => Promise<T>): Promise<T> {
+export function inSpan<T>(name: string, spanOptions: SpanOptions | (() => SpanOptions), fn: (span: Span | undefined) => Promise<T>): Promise<T> {
   if (!on) return fn(undefined);
+  const options = typeof spanOptions === 'function' ? spanOptions() : spanOptions;
   const tracer = trace.getTracer(TRACER);
   const parent = options.parent ?? context.active();
   return tracer.startActiveSpan(
