@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { REPO_ROOT } from '../support/paths';
 
 interface Panel {
@@ -68,5 +69,24 @@ describe('the Grafana dashboard', () => {
     for (const needed of ['memex_http_requests_total', 'memex_http_request_seconds', 'memex_consumer_lag_seconds', 'memex_consumer_messages_total', 'memex_tokens_streamed_total', 'memex_answers_total']) {
       expect(used, needed).toContain(needed);
     }
+  });
+});
+
+describe('the deployments', () => {
+  it('pass the OTEL_* settings to every Memex service of the compose stack', () => {
+    const compose = parse(readFileSync(join(REPO_ROOT, 'deploy', 'compose', 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, { environment?: Record<string, unknown> }> };
+    for (const name of ['gateway', 'memo', 'indexer', 'agent-ollama', 'extractor']) {
+      const env = compose.services[name]?.environment ?? {};
+      for (const variable of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG', 'OTEL_RESOURCE_ATTRIBUTES']) {
+        expect(env, `${name}: ${variable}`).toHaveProperty(variable);
+      }
+    }
+  });
+
+  it('give the Kubernetes services a sampler and the collector endpoint to uncomment', () => {
+    const env = readFileSync(join(REPO_ROOT, 'deploy', 'kubernetes', 'base', 'memex.env'), 'utf8');
+    expect(env).toMatch(/^# OTEL_EXPORTER_OTLP_ENDPOINT=http:\/\/\S+:4318$/m);
+    expect(env).toMatch(/^OTEL_EXPORTER_OTLP_PROTOCOL=http\/protobuf$/m);
+    expect(env).toMatch(/^OTEL_TRACES_SAMPLER=parentbased_traceidratio$/m);
   });
 });
