@@ -80,7 +80,11 @@ describe.each(['http/json', 'http/protobuf'] as const)('tracing over OTLP %s', (
           ['memex-memo', 'memex-indexer', 'memex-agent'].every((s) => servicesOf(postSpans).has(s)) &&
           servicesOf(uploadSpans).has('memex-extractor') &&
           servicesOf(inTrace(search.traceId)).has('memex-indexer') &&
-          servicesOf(inTrace(chatSpan.traceId)).has('memex-agent');
+          servicesOf(inTrace(chatSpan.traceId)).has('memex-agent') &&
+          postSpans.some((s) => s.name.startsWith('summarize')) &&
+          postSpans.some((s) => s.name.startsWith('index putChunks')) &&
+          uploadSpans.some((s) => s.name === 'extract') &&
+          inTrace(chatSpan.traceId).some((s) => s.name.startsWith('chat '));
         return done ? { post, upload, search, chat: chatSpan, postSpans, uploadSpans } : undefined;
       },
       60_000,
@@ -118,6 +122,16 @@ describe.each(['http/json', 'http/protobuf'] as const)('tracing over OTLP %s', (
     }
     // The search's query is answered by the indexer inside the search's trace.
     expect(inTrace(traces.search.traceId).some((s) => s.service === 'memex-indexer' && s.kind === SERVER && s.attributes['messaging.system'] === 'nats')).toBe(true);
+
+    // The work inside: the embedder and the index write, the LLM (model, tokens), the extraction.
+    const embed = traces.postSpans.find((s) => s.service === 'memex-indexer' && s.name.startsWith('embed '));
+    expect(embed?.attributes['gen_ai.request.model'], 'the embedder span names its model').toBeTypeOf('string');
+    expect(traces.postSpans.find((s) => s.service === 'memex-indexer' && s.name.startsWith('index putChunks'))?.attributes['db.operation.name']).toMatch(/^putChunks/);
+    expect(traces.postSpans.find((s) => s.service === 'memex-agent' && s.name.startsWith('summarize'))?.attributes['gen_ai.provider.name']).toBe('extractive');
+    const llmCall = inTrace(traces.chat.traceId).find((s) => s.service === 'memex-agent' && s.name.startsWith('chat '));
+    expect(llmCall?.attributes['gen_ai.operation.name']).toBe('chat');
+    expect(Number(llmCall?.attributes['gen_ai.usage.output_tokens'])).toBeGreaterThan(0);
+    expect(traces.uploadSpans.find((s) => s.service === 'memex-extractor' && s.name === 'extract')?.attributes['memex.extract.format']).toBeTypeOf('string');
 
     // Every service names itself; every server span of the gateway names its route.
     expect(servicesOf(otlp.spans)).toEqual(new Set(SERVICES));

@@ -96,6 +96,7 @@ export {
 } from './tracing/context';
 export type { Context as TraceContext, Span, SpanOptions, TraceMeta } from './tracing/context';
 export { nameHttpSpan, traceHttpRequests } from './tracing/http';
+export { traceMethods, type MethodSpan } from './tracing/methods';
 export { startTracing } from './tracing/tracing';
 export type { Tracing } from './tracing/tracing';
 export { tracingSettings, TracingConfigError } from './tracing/settings';
