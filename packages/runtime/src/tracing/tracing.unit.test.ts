@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { propagation, trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../logger';
+import { createLogger, silentLogger } from '../logger';
 import { activeTraceMeta, extractTrace, inSpan, injectTrace, tracingOn } from './context';
 import { TracingConfigError, tracingSettings } from './settings';
 import { startTracing, type Tracing } from './tracing';
@@ -108,6 +108,30 @@ describe('startTracing', () => {
       expect(inner.traceId).toBe(outer.traceId);
       expect(inner.parentSpanId).toBe(outer.spanId);
     } finally {
+      await otlp.close();
+    }
+  });
+
+  it('puts trace_id and span_id on log lines written inside a span while on, and nothing while off', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = createLogger({ service: 'test', destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } });
+    await inSpan('off', {}, async () => log.info('while off'));
+    const otlp = await receiver();
+    try {
+      running = await startTracing(identity, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+      let ids: { traceId: string; spanId: string } | undefined;
+      await inSpan('logged', {}, async (span) => {
+        ids = span!.spanContext();
+        log.info('inside');
+      });
+      log.info('outside');
+      expect(lines.map((l) => l.msg)).toEqual(['while off', 'inside', 'outside']);
+      expect(lines[0]).not.toHaveProperty('trace_id');
+      expect(lines[1]).toMatchObject({ trace_id: ids!.traceId, span_id: ids!.spanId });
+      expect(lines[2]).not.toHaveProperty('trace_id');
+    } finally {
+      await running?.stop();
+      running = undefined;
       await otlp.close();
     }
   });
