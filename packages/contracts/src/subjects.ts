@@ -155,6 +155,9 @@ export const Headers = {
   /** A KV marker message's operation, DEL or PURGE (a value has none). */
   kvOperation: 'KV-Operation',
   requestId: 'Memex-Request-Id',
+  /** W3C trace context (https://www.w3.org/TR/trace-context/), beside the request id on every message when tracing is on. */
+  traceparent: 'traceparent',
+  tracestate: 'tracestate',
   correlationId: 'Memex-Correlation-Id',
   /** Epoch milliseconds after which the caller no longer waits: the command is dropped, not run late. */
   deadline: 'Memex-Deadline',

@@ -80,3 +80,24 @@ export { MONGO_CLIENT_OPTIONS, connectMongo, isDuplicateKeyError, mongoDriver } 
 export { KeyErasedError, Keyring, SEAL_FOR_TRANSIT, SealBrokenError, isKeyErased, type SealOptions } from './keyring/keyring';
 export type { KeyringOptions } from './keyring/keyring';
 export { ContentStore, openBlobStore } from './blobs/content';
+
+export {
+  activeTraceMeta,
+  extractTrace,
+  extractTraceFrom,
+  failSpan,
+  inSpan,
+  injectTrace,
+  messagingAttributes,
+  SpanKind,
+  startSpan,
+  tracingOn,
+  withSpan,
+} from './tracing/context';
+export type { Context as TraceContext, Span, SpanOptions, TraceMeta } from './tracing/context';
+export { nameHttpSpan, traceHttpRequests } from './tracing/http';
+export { traceMethods, type MethodSpan } from './tracing/methods';
+export { startTracing } from './tracing/tracing';
+export type { Tracing } from './tracing/tracing';
+export { tracingSettings, TracingConfigError } from './tracing/settings';
+export type { TracingSettings } from './tracing/settings';

@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { logTraceFields, tracingOn } from './tracing/context';
 
 export type { Logger } from 'pino';
 
@@ -46,6 +47,8 @@ export function createLogger({ service, instanceId, level = 'info', destination 
       level,
       base: { service, ...(instanceId ? { instance: instanceId } : {}) },
       timestamp: pino.stdTimeFunctions.isoTime,
+      // trace_id and span_id of the span a line is logged in, while tracing is on.
+      mixin: () => (tracingOn() ? logTraceFields() : {}),
       formatters: {
         level: (label) => ({ level: label }),
         log: (object) => scrub(object) as Record<string, unknown>,

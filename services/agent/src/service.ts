@@ -5,7 +5,8 @@ import { Conversations } from './conversation/conversations';
 import { serveConversations } from './conversation/handlers';
 import { Retriever } from './conversation/retrieval';
 import type { LlmProvider } from './llm/port';
-import { openChatStore, openLlm } from './stores';
+import { llmModel, openChatStore, openLlm } from './stores';
+import { traceLlm } from './tracing';
 import { SummaryProcessor } from './summaries/processor';
 
 export type AgentService = RunningService;
@@ -21,7 +22,7 @@ export interface AgentOverrides {
 export async function startAgentService(config: AgentConfig, overrides: AgentOverrides = {}): Promise<AgentService> {
   const identity = { service: 'agent' as const, logger: overrides.logger, instance: overrides.instance };
   return startService(identity, config, async ({ logger, metrics, nc, js, content, retry, keyring, onStop, onClose }) => {
-    const llm = overrides.llm ?? (await openLlm(config));
+    const llm = traceLlm(overrides.llm ?? (await openLlm(config)), llmModel(config));
     const commands = new CommandClient(nc, 30_000);
     onStop(() => commands.close());
     const summaries = new SummaryProcessor(llm, commands, content);

@@ -19,6 +19,14 @@ export async function openChatStore(config: AgentConfig): Promise<{ chats: ChatS
   return { chats, close: () => chats.close() };
 }
 
+/** The model the configured provider runs, when the configuration names one (span attributes). */
+export function llmModel(config: AgentConfig): string | undefined {
+  const provider = llmProviderName(config);
+  if (provider === 'openai') return config.OPENAI_MODEL || undefined;
+  if (provider === 'ollama') return config.OLLAMA_MODEL;
+  return undefined;
+}
+
 /** LLM_PROVIDER decides; unset, Ollama when OLLAMA_HOST is set, otherwise the built-in extractive provider. */
 export async function openLlm(config: AgentConfig): Promise<LlmProvider> {
   const provider = llmProviderName(config);

@@ -1,5 +1,5 @@
 import { Consumers } from '@memex/contracts';
-import { CommandClient, consumeMemoEvents, settleEach, Slots, startService, type Logger, type RunningService } from '@memex/runtime';
+import { CommandClient, consumeMemoEvents, inSpan, settleEach, Slots, startService, type Logger, type RunningService } from '@memex/runtime';
 import type { ExtractorConfig } from './config';
 import { ExtractionProcessor } from './processing';
 import { SandboxPool, type SandboxLimits } from './sandbox/sandbox';
@@ -34,7 +34,8 @@ export async function startExtractorService(config: ExtractorConfig, overrides: 
       content,
       commands,
       limits: sandboxLimits(config),
-      extract: (bytes, format) => pool.extract(bytes, format),
+      extract: (bytes, format) =>
+        inSpan('extract', { attributes: { 'memex.extract.format': format, 'memex.extract.bytes': bytes.byteLength } }, () => pool.extract(bytes, format)),
       logger,
       metrics,
     });

@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger';
 import multipart from '@fastify/multipart';
 import swaggerUi from '@fastify/swagger-ui';
 import { MemexError, errorText } from '@memex/contracts';
-import { natsConnected, type Logger } from '@memex/runtime';
+import { nameHttpSpan, natsConnected, traceHttpRequests, tracingOn, type Logger } from '@memex/runtime';
 import { registerErrorHandling } from './http/errors';
 import type { GatewayDeps } from './http/context';
 import { RateLimiter } from './rateLimit/limiter';
@@ -121,6 +121,9 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
     // The HTTPS server type differs from the default only in the listener; routes don't care.
   }) as unknown as FastifyInstance;
 
+  // While tracing is on: one SERVER span per request, named by its route once routed.
+  traceHttpRequests(app.server, options.https ? 'https' : 'http');
+  if (tracingOn()) app.addHook('onRequest', async (request) => nameHttpSpan(request.raw, request.routeOptions.url, request.id));
   app.setValidatorCompiler(() => () => true);
   // JSON only: a text/plain body is 415, not a string handed to a JSON validator.
   app.removeContentTypeParser('text/plain');

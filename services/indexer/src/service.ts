@@ -21,6 +21,7 @@ import { ModelSet } from './state/models';
 import { Reindexer } from './state/reindex';
 import { openSearchIndex } from './searchIndex/open';
 import { openReranker } from './reranking/open';
+import { traceEmbedder, traceIndex } from './tracing';
 
 export type IndexerService = RunningService;
 
@@ -34,39 +35,40 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
     // The CPU this process may use (its cpuset and cgroup quota), which decides the scan thread.
     const cpu = readCpuLimits();
     metrics.gauge('memex_indexer_cpu_cores', 'Cores the indexer counts as its own: those it may run on, capped by its cgroup\'s CPU quota').set(effectiveCores(cpu));
-    const index = await openSearchIndex(config, logger, cpu);
+    const index = traceIndex(await openSearchIndex(config, logger, cpu));
     onClose(() => index.close());
     const reranker = await openReranker(config);
     onClose(() => reranker?.dispose());
     const models = new ModelSet(
-      (model) => {
-        const remote = parseRemoteModel(model);
-        if (remote) {
-          if (!config.EMBEDDING_URL) throw new Error(`EMBEDDING_URL is needed for the remote embedding model ${model}`);
-          return loadRemoteEmbedder({
-            modelId: model,
-            api: remote.api,
-            model: remote.name,
-            baseUrl: config.EMBEDDING_URL,
-            ...(config.EMBEDDING_API_KEY ? { apiKey: config.EMBEDDING_API_KEY } : {}),
-            batchSize: config.EMBEDDING_BATCH_SIZE,
-            queryPrefix: config.EMBEDDING_QUERY_PREFIX,
-            documentPrefix: config.EMBEDDING_DOCUMENT_PREFIX,
-            timeoutMs: config.EMBEDDING_TIMEOUT_MS,
-          });
-        }
-        return loadEmbedder({
-          model,
-          modelsDir: config.MEMEX_MODELS_DIR,
-          allowRemote: config.MEMEX_ALLOW_REMOTE_MODELS,
-          batchSize: config.EMBEDDING_BATCH_SIZE,
-          queryPrefix: config.EMBEDDING_QUERY_PREFIX,
-          documentPrefix: config.EMBEDDING_DOCUMENT_PREFIX,
-        });
-      },
+      (model) => load(model).then(traceEmbedder),
       index,
       logger,
     );
+    function load(model: string) {
+      const remote = parseRemoteModel(model);
+      if (remote) {
+        if (!config.EMBEDDING_URL) throw new Error(`EMBEDDING_URL is needed for the remote embedding model ${model}`);
+        return loadRemoteEmbedder({
+          modelId: model,
+          api: remote.api,
+          model: remote.name,
+          baseUrl: config.EMBEDDING_URL,
+          ...(config.EMBEDDING_API_KEY ? { apiKey: config.EMBEDDING_API_KEY } : {}),
+          batchSize: config.EMBEDDING_BATCH_SIZE,
+          queryPrefix: config.EMBEDDING_QUERY_PREFIX,
+          documentPrefix: config.EMBEDDING_DOCUMENT_PREFIX,
+          timeoutMs: config.EMBEDDING_TIMEOUT_MS,
+        });
+      }
+      return loadEmbedder({
+        model,
+        modelsDir: config.MEMEX_MODELS_DIR,
+        allowRemote: config.MEMEX_ALLOW_REMOTE_MODELS,
+        batchSize: config.EMBEDDING_BATCH_SIZE,
+        queryPrefix: config.EMBEDDING_QUERY_PREFIX,
+        documentPrefix: config.EMBEDDING_DOCUMENT_PREFIX,
+      });
+    }
     onClose(() => models.dispose());
     const stateStore = await IndexStateStore.open(nc, config.MEMEX_NATS_REPLICAS);
     // The first instance ever sets the active model; a configured model that differs from the one the

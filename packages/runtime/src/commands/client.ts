@@ -14,6 +14,7 @@ import { natsConnected } from '../nats/connection';
 import { fromNatsError } from '../nats/errors';
 import { ReplyInbox } from '../nats/replyInbox';
 import { publishToStream } from '../nats/streamPublish';
+import { inSpan, injectTrace, messagingAttributes, SpanKind } from '../tracing/context';
 
 export interface SendOptions {
   requestId?: string;
@@ -46,10 +47,16 @@ export class CommandClient {
     this.replies = new ReplyInbox(nc);
   }
 
-  async send<N extends MemoCommandName>(
+  send<N extends MemoCommandName>(name: N, payload: MemoCommandPayload<N>, options: SendOptions = {}): Promise<CommandOutcome<MemoCommandResult<N>>> {
+    const subject = Subjects.memoCommand(name);
+    return inSpan(`send ${subject}`, () => ({ kind: SpanKind.PRODUCER, attributes: messagingAttributes('send', subject) }), () => this.sendNow(name, subject, payload, options));
+  }
+
+  private async sendNow<N extends MemoCommandName>(
     name: N,
+    subject: string,
     payload: MemoCommandPayload<N>,
-    options: SendOptions = {},
+    options: SendOptions,
   ): Promise<CommandOutcome<MemoCommandResult<N>>> {
     // While NATS is unreachable a publish would only wait for its timeout: refuse at once instead.
     if (!natsConnected(this.nc)) throw new MemexError('ServiceUnavailable', undefined, { cause: new Error('NATS is not connected') });
@@ -68,7 +75,7 @@ export class CommandClient {
     hdrs.set(Headers.deadline, String(deadline));
     hdrs.set(Headers.correlationId, commandId);
     if (options.requestId) hdrs.set(Headers.requestId, options.requestId);
-    const subject = Subjects.memoCommand(name);
+    injectTrace(hdrs);
     const data = encodeJson(payload);
     try {
       await this.publishWithRetry(subject, data, token, hdrs, deadline);

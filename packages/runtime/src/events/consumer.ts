@@ -5,6 +5,8 @@ import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/registry';
 import { runConsumer, type ConsumerRunner, type Disposition } from '../nats/consumer';
 import type { RetryOverrides } from '../nats/topology';
+import { extractTrace, inSpan, messagingAttributes, SpanKind } from '../tracing/context';
+import { ROOT_CONTEXT, trace, type Link } from '@opentelemetry/api';
 import { decodeMemoEvent } from './codec';
 
 export interface EventContext {
@@ -101,6 +103,8 @@ export async function settleEach<T>(items: readonly T[], fn: (item: T) => Promis
 
 type Opened = { kind: 'event'; event: MemoEventMessage; context: EventContext } | { kind: 'settled'; outcome: Disposition };
 
+const ACK: Disposition = { kind: 'ack' };
+
 /** Runs a durable consumer of memo events; a handler that throws is retried with backoff. */
 export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<ConsumerRunner> {
   const { js, consumer, logger, concurrency = 8, onDeadLetter, metrics, retry, keyring, batchSize, lingerMs } = options;
@@ -117,10 +121,13 @@ export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<Co
   if (!handle) throw new Error('consumeMemoEvents needs handle or handleBatch');
   const parse = (msg: JsMsg) => decodeMemoEvent(msg.data, msg.headers);
 
-  const open = async (msg: JsMsg): Promise<Opened> => {
-    // The publisher names the type in a header: events this consumer ignores are not even parsed.
+  // The publisher names the type in a header: events this consumer ignores are not even parsed (nor traced).
+  const ignoredByHeader = (msg: JsMsg): boolean => {
     const headerType = wanted ? msg.headers?.get(Headers.eventType) : undefined;
-    if (wanted && headerType && !wanted.has(headerType)) return { kind: 'settled', outcome: { kind: 'ack' } };
+    return wanted !== undefined && Boolean(headerType) && !wanted.has(headerType!);
+  };
+  const open = async (msg: JsMsg): Promise<Opened> => {
+    if (ignoredByHeader(msg)) return { kind: 'settled', outcome: ACK };
     let event: MemoEventMessage;
     try {
       event = parse(msg);
@@ -143,6 +150,23 @@ export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<Co
     return { kind: 'event', event, context: { streamSeq: msg.seq, deliveryCount: msg.info.deliveryCount, logger: log } };
   };
 
+  const attributesOf = (msg: JsMsg) =>
+    messagingAttributes('process', msg.subject, { 'messaging.consumer.group.name': consumer, 'messaging.message.delivery_count': msg.info.deliveryCount });
+  // A batch of one is a child of its event's producer; a larger batch is a root linked to each.
+  const batchSpan = (msgs: JsMsg[]) => {
+    if (msgs.length === 1) return { kind: SpanKind.CONSUMER, parent: extractTrace(msgs[0]!.headers), attributes: attributesOf(msgs[0]!) };
+    const links = msgs.flatMap((m): Link[] => {
+      const linked = trace.getSpanContext(extractTrace(m.headers));
+      return linked ? [{ context: linked }] : [];
+    });
+    return {
+      kind: SpanKind.CONSUMER,
+      parent: ROOT_CONTEXT,
+      links,
+      attributes: messagingAttributes('process', Streams.memoEvents, { 'messaging.consumer.group.name': consumer, 'messaging.batch.message_count': msgs.length }),
+    };
+  };
+
   return runConsumer({
     js,
     stream: Streams.memoEvents,
@@ -151,21 +175,27 @@ export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<Co
     concurrency,
     ...(metrics ? { metrics } : {}),
     ...(retry ? { retry } : {}),
-    handle: async (msg) => {
-      const opened = await open(msg);
-      if (opened.kind === 'settled') return opened.outcome;
-      try {
-        await handle(opened.event, opened.context);
-        return { kind: 'ack' };
-      } catch (error) {
-        return { kind: 'retry', error };
-      }
-    },
+    // Each handling is a child of the span that produced the event (the memo command's handling).
+    handle: (msg) =>
+      ignoredByHeader(msg)
+        ? Promise.resolve(ACK)
+        : inSpan(`process ${consumer}`, () => ({ kind: SpanKind.CONSUMER, parent: extractTrace(msg.headers), attributes: attributesOf(msg) }), async (span) => {
+        const opened = await open(msg);
+        if (opened.kind === 'settled') return opened.outcome;
+        span?.setAttribute('memex.event.type', opened.event.type);
+        try {
+          await handle(opened.event, opened.context);
+          return { kind: 'ack' };
+        } catch (error) {
+          span?.recordException(error instanceof Error ? error : String(error));
+          return { kind: 'retry', error };
+        }
+      }),
     ...(handleBatch
       ? {
           batchSize: batchSize ?? 64,
           ...(lingerMs !== undefined ? { lingerMs } : {}),
-          handleBatch: async (msgs: JsMsg[]) => {
+          handleBatch: (msgs: JsMsg[]) => inSpan(`process ${consumer}`, () => batchSpan(msgs), async () => {
             const opened = await Promise.all(msgs.map(open));
             const events = opened.flatMap((o) => (o.kind === 'event' ? [{ event: o.event, context: o.context }] : []));
             // Throws for the whole batch: the runner then handles each message alone.
@@ -177,7 +207,7 @@ export function consumeMemoEvents(options: ConsumeMemoEventsOptions): Promise<Co
               const result = results?.[at++];
               return result ? { kind: 'retry', error: result.error } : { kind: 'ack' };
             });
-          },
+          }),
         }
       : {}),
     ...(onDeadLetter

@@ -69,6 +69,8 @@ export async function runConsumer(options: RunConsumerOptions): Promise<Consumer
   const handled = metrics?.counter('memex_consumer_messages_total', 'Messages a durable consumer handled, by outcome');
   const seconds = metrics?.histogram('memex_consumer_handle_seconds', 'Time to handle one message');
   const batchSeconds = handleBatch ? metrics?.histogram('memex_consumer_batch_seconds', 'Time to handle one batch of messages') : undefined;
+  const pending = metrics?.gauge('memex_consumer_pending_messages', 'Messages still waiting for the consumer after the last one it settled');
+  const lag = metrics?.gauge('memex_consumer_lag_seconds', 'Age of the last message the consumer settled (publish to settle)');
   const policy = consumerPolicy(consumer, retry);
   const batchSize = handleBatch ? Math.max(1, options.batchSize ?? 64) : 1;
   const lingerMs = Math.max(0, options.lingerMs ?? 0);
@@ -100,6 +102,8 @@ export async function runConsumer(options: RunConsumerOptions): Promise<Consumer
    * out of deliveries is dead-lettered, and the returned promise waits for that.
    */
   const settle = (msg: JsMsg, outcome: Disposition): Promise<void> | undefined => {
+    pending?.set(msg.info.pending, { consumer });
+    lag?.set(Math.max(0, Date.now() - msg.info.timestampNanos / 1e6) / 1000, { consumer });
     if (outcome.kind === 'ack') {
       msg.ack();
       handled?.inc({ consumer, outcome: 'ack' });

@@ -6,6 +6,7 @@ import type { Metrics } from '../metrics/registry';
 import { decodeJson, EncodedJson, encodeJson } from '../nats/codec';
 import { fitsPayload } from '../nats/payload';
 import { requestReply } from '../nats/replyInbox';
+import { extractTrace, failSpan, inSpan, injectTrace, messagingAttributes, SpanKind } from '../tracing/context';
 
 export interface QueryContext {
   requestId: string | undefined;
@@ -47,13 +48,14 @@ export function serveQuery<Req, Res>(
       }
       const requestId = msg.headers?.get(Headers.requestId) || undefined;
       const log = requestId ? logger.child({ requestId }) : logger;
-      void (async () => {
+      void inSpan(`process ${subject}`, () => ({ kind: SpanKind.SERVER, parent: extractTrace(msg.headers), attributes: messagingAttributes('process', subject, { 'messaging.consumer.group.name': queue }) }), async (span) => {
         const started = performance.now();
         let reply: QueryReply<Res>;
         try {
           const request = decodeJson<Req>(msg.data);
           reply = { ok: true, value: await handler(request, { requestId, logger: log, headers: msg.headers }) };
         } catch (error) {
+          failSpan(span, error);
           if (error instanceof MemexError) {
             reply = { ok: false, error: error.toWire() };
           } else {
@@ -76,7 +78,7 @@ export function serveQuery<Req, Res>(
         } catch (error) {
           log.error({ err: error, subject }, 'could not send a query reply');
         }
-      })();
+      });
     },
   });
 }
@@ -108,9 +110,12 @@ export async function queryJson<Req>(nc: NatsConnection, subject: string, reques
 }
 
 function ask<Req>(nc: NatsConnection, subject: string, request: Req, options: QueryOptions) {
-  const hdrs = natsHeaders();
-  if (options.requestId) hdrs.set(Headers.requestId, options.requestId);
-  return requestReply(nc, subject, encodeJson(request), { headers: hdrs, timeoutMs: options.timeoutMs ?? 10_000 });
+  return inSpan(`send ${subject}`, () => ({ kind: SpanKind.CLIENT, attributes: messagingAttributes('send', subject) }), () => {
+    const hdrs = natsHeaders();
+    if (options.requestId) hdrs.set(Headers.requestId, options.requestId);
+    injectTrace(hdrs);
+    return requestReply(nc, subject, encodeJson(request), { headers: hdrs, timeoutMs: options.timeoutMs ?? 10_000 });
+  });
 }
 
 function valueOf<Res>(data: Uint8Array): Res {

@@ -25,6 +25,7 @@ import { Metrics } from '../metrics/registry';
 import { serveMetrics } from '../metrics/serve';
 import { connectNats, subscriptionsServed } from '../nats/connection';
 import { ensureTopology, type RetryOverrides } from '../nats/topology';
+import { startTracing } from '../tracing/tracing';
 
 /** Who this process is: overridable by tests (a shared logger, a fixed instance id). */
 export interface ServiceIdentity {
@@ -116,6 +117,9 @@ export async function startService<T>(
   const stops: Step[] = [];
   const closes: Step[] = [];
   let front: Step[] = [];
+  // Off (nothing imported) unless an OTLP endpoint is configured; flushed after everything else stopped.
+  const tracing = await startTracing({ serviceName: `memex-${service}`, instance, logger });
+  closes.unshift(() => tracing.stop());
 
   const nc = await connectNats({
     url: config.NATS_URL,
@@ -124,6 +128,9 @@ export async function startService<T>(
     auth: config,
     writeDelayMs: config.NATS_WRITE_DELAY_MS,
     waitForServer: true,
+  }).catch(async (error: unknown) => {
+    await tracing.stop();
+    throw error;
   });
   const stopAll = async (): Promise<unknown[]> => {
     const errors: unknown[] = [];

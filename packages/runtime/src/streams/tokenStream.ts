@@ -1,4 +1,6 @@
 import { headers as natsHeaders, type NatsConnection, type Subscription } from '@nats-io/nats-core';
+import { context } from '@opentelemetry/api';
+import { injectTrace, tracingOn } from '../tracing/context';
 import {
   Headers,
   MemexError,
@@ -36,6 +38,8 @@ export class TokenStreamWriter {
   private lastCreditAt = Date.now();
   private readonly window: number;
   private readonly idleTimeoutMs: number;
+  /** The trace of the query that opened the stream: every token message carries it. */
+  private readonly trace = tracingOn() ? context.active() : undefined;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -86,6 +90,7 @@ export class TokenStreamWriter {
     this.lastSent = Date.now();
     const hdrs = natsHeaders();
     hdrs.set(Headers.streamSeq, String(this.seq));
+    if (this.trace) injectTrace(hdrs, this.trace);
     this.nc.publish(Subjects.tokenStream(this.streamId), encodeJson({ ...payload, seq: this.seq }), { headers: hdrs });
   }
 

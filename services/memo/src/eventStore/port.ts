@@ -4,6 +4,9 @@ import type { MemoAttributes } from '@memex/contracts';
 export interface EventMeta {
   commandId?: string;
   requestId?: string;
+  /** W3C trace context of the command that caused the event, so the outbox publishes the event in its trace. */
+  traceparent?: string;
+  tracestate?: string;
   /** The memo's filterable attributes after this event; travels with the published message. */
   memo?: MemoAttributes | null;
   /** The bus subject the outbox publishes to; events without one are internal and never published. */

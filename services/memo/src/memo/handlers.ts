@@ -13,6 +13,7 @@ import {
   type SummaryResult,
 } from '@memex/contracts';
 import {
+  activeTraceMeta,
   KeyErasedError,
   uuidV7,
   type CommandContext,
@@ -71,6 +72,8 @@ export function toNewEvents(
   now: string,
 ): { events: NewEvent[]; next: MemoState } {
   let next = state;
+  // The command's trace (the handling span, active while it decides), for the outbox to carry on.
+  const trace = activeTraceMeta();
   const events = decided.map((event): NewEvent => {
     next = evolve(next, event);
     return {
@@ -81,6 +84,7 @@ export function toNewEvents(
       meta: {
         commandId: meta.commandId,
         ...(meta.requestId ? { requestId: meta.requestId } : {}),
+        ...trace,
         subject: meta.subject,
         memo: toAttributes(next),
       },

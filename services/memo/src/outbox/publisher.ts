@@ -90,6 +90,8 @@ export class OutboxPublisher {
       const { data, headers } = encodeMemoEvent(toMessage(event), { compact: this.options.compact !== false });
       for (const [name, value] of Object.entries(headers)) hdrs.set(name, value);
       if (event.meta.requestId) hdrs.set(Headers.requestId, event.meta.requestId);
+      if (event.meta.traceparent) hdrs.set(Headers.traceparent, event.meta.traceparent);
+      if (event.meta.tracestate) hdrs.set(Headers.tracestate, event.meta.tracestate);
       const ack = await publishToStream(nc, subject, data, { msgID: event.id, headers: hdrs });
       lastSeq = ack.seq;
       this.options.metrics?.counter('memex_events_published_total', 'Memo events published to the bus').inc({ type: event.type });
