@@ -3,7 +3,7 @@
  * writes and searches. Off, both are returned as they are.
  */
 import { traceMethods } from '@memex/runtime';
-import type { Embedder } from './embedding/embedder';
+import type { Embedder } from './embedding/port';
 import type { SearchIndex } from './searchIndex/port';
 
 export function traceEmbedder(embedder: Embedder): Embedder {
