@@ -22,6 +22,8 @@ import {
 import { SEAL_FOR_TRANSIT, isKeyErased, query, uuidV5, uuidV7, verifyBlob } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
 import { memoRef } from './memos';
+import { noteMemoIds } from '../auth/scopes';
+import { createInSpace } from '../auth/space';
 
 /** Form fields an upload takes besides `file` (Skald's names; metadata and tags as JSON text). */
 const FORM_FIELDS = new Set(['title', 'reference_id', 'source', 'expiration_date', 'metadata', 'tags', 'project_id']);
@@ -70,7 +72,7 @@ export function memoFileRoutes(app: FastifyInstance, deps: GatewayDeps): void {
 
   // Skald's upload path before uploads moved onto POST /api/v1/memo; its 0.3 Node SDK posts the same
   // form here. Kept out of the OpenAPI document: the documented route is POST /api/v1/memo.
-  app.post('/api/v1/memo/upload', { schema: { hide: true } }, async (request, reply) => {
+  app.post('/api/v1/memo/upload', { schema: { hide: true }, config: { access: { scope: 'memos:write', action: 'memo.upload' } } }, async (request, reply) => {
     if (request.isMultipart()) return uploadMemo(deps, request, reply);
     requestContext(deps, request, reply, requestedProject(request.query));
     throw new MemexError('FileRequired');
@@ -79,6 +81,7 @@ export function memoFileRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.get(
     '/api/v1/memo/:memo_id/file',
     {
+      config: { access: { scope: 'memos:read', action: 'memo.file' } },
       schema: {
         operationId: 'downloadMemoFile',
         summary: "Download a memo's original file",
@@ -101,10 +104,11 @@ export function memoFileRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const ref = memoRef(request.params, request.query);
-      const { memoId, file } = await query<MemoAddressRequest, MemoFileReply>(deps.nc, Subjects.query.memoFile, { projectId: ctx.projectId, ref }, {
+      const { memoId, file } = await query<MemoAddressRequest, MemoFileReply>(deps.nc, Subjects.query.memoFile, { projectId: ctx.projectId, ref, ...(ctx.space.length ? { space: ctx.space } : {}) }, {
         requestId: ctx.requestId,
         timeoutMs: config.MEMEX_QUERY_TIMEOUT_MS,
       });
+      noteMemoIds(request, [memoId]);
       const { blobs, keyring } = deps.content;
       const sealed = await blobs.get(file.blob.name);
       if (!sealed) throw new MemexError('MemoNotFound');
@@ -159,6 +163,7 @@ export async function uploadMemo(deps: GatewayDeps, request: FastifyRequest, rep
     throw error;
   }
   const ctx = requestContext(deps, request, reply, fields.get('project_id') ?? requestedProject(request.query));
+  if (request.auditNote) request.auditNote.action = 'memo.upload';
   if (!upload) throw new MemexError('FileRequired');
   const { filename, bytes } = upload;
   const { format, mimetype } = sniffFileType(bytes, filename);
@@ -178,7 +183,7 @@ export async function uploadMemo(deps: GatewayDeps, request: FastifyRequest, rep
     ...(fields.has('expiration_date') ? { expiration_date: fields.get('expiration_date') } : {}),
     ...(fields.has('tags') ? { tags: jsonField(fields.get('tags'), 'tags') } : {}),
   });
-  const { content: _placeholder, ...input } = parsed;
+  const { content: _placeholder, ...input } = createInSpace(ctx.space, parsed);
 
   const key = request.headers['idempotency-key'];
   let memoId = uuidV7();
@@ -229,6 +234,7 @@ export async function uploadMemo(deps: GatewayDeps, request: FastifyRequest, rep
     await content.remove(empty).catch(() => undefined);
     throw error;
   }
+  noteMemoIds(request, [memoId]);
   reply.header('Location', `/api/v1/memo/${memoId}`);
   return { ok: true as const, memo_uuid: memoId };
 }

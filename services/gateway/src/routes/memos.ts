@@ -27,6 +27,8 @@ import { awaitSearchConsistency, requestContext, requestedProject, type GatewayD
 import { WriteBudget } from '../http/writeBudget';
 import { uploadMemo } from './memoFiles';
 import { memoBody } from './memoBody';
+import { noteMemoIds } from '../auth/scopes';
+import { assertStaysInSpace, createInSpace } from '../auth/space';
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };
 
@@ -56,11 +58,11 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   };
 
   /** The memo a route addresses, which must belong to the caller's project. */
-  const resolveOwn = async (projectId: string, ref: MemoRef, requestId: string): Promise<string> => {
+  const resolveOwn = async (projectId: string, ref: MemoRef, requestId: string, space: MemoGetRequest['space'] = []): Promise<string> => {
     const { memoId, ownerProjectId } = await query<MemoGetRequest, MemoResolveReply>(
       deps.nc,
       Subjects.query.memoResolve,
-      { projectId, ref },
+      { projectId, ref, ...(space.length ? { space } : {}) },
       queryOptions(requestId),
     );
     if (ownerProjectId !== projectId) throw new MemexError('ResourceNotInProject');
@@ -80,6 +82,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post(
     '/api/v1/memo',
     {
+      config: { access: { scope: 'memos:write', action: 'memo.create' } },
       schema: {
         operationId: 'createMemo',
         summary: 'Create a memo',
@@ -97,7 +100,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async (request, reply) => {
       if (request.isMultipart()) return uploadMemo(deps, request, reply);
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
-      const input = parseCreateMemoBody(request.body, limits);
+      const input = createInSpace(ctx.space, parseCreateMemoBody(request.body, limits));
       const key = request.headers['idempotency-key'];
       let memoId = uuidV7();
       let commandId: string | undefined;
@@ -124,6 +127,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
           { requestId: ctx.requestId, timeoutMs: budget.left(), ...(commandId ? { commandId } : {}) },
         ),
       );
+      noteMemoIds(request, [memoId]);
       reply.header('Location', `/api/v1/memo/${memoId}`);
       return { ok: true as const, memo_uuid: memoId };
     },
@@ -132,6 +136,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.get(
     '/api/v1/memo/:memo_id',
     {
+      config: { access: { scope: 'memos:read', action: 'memo.read' } },
       schema: {
         operationId: 'getMemo',
         summary: 'Read a memo',
@@ -145,7 +150,8 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const ref = memoRef(request.params, request.query);
-      const view = await query<MemoGetRequest, MemoView>(deps.nc, Subjects.query.memoGet, { projectId: ctx.projectId, ref }, queryOptions(ctx.requestId));
+      const view = await query<MemoGetRequest, MemoView>(deps.nc, Subjects.query.memoGet, { projectId: ctx.projectId, ref, ...(ctx.space.length ? { space: ctx.space } : {}) }, queryOptions(ctx.requestId));
+      noteMemoIds(request, [view.uuid]);
       const text = await content.read(ctx.projectId, view.uuid, view.content_ref).catch((error: unknown) => {
         // Erased between the read model and now.
         if ((error as Error).name === 'KeyErasedError') return undefined;
@@ -159,6 +165,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.patch(
     '/api/v1/memo/:memo_id',
     {
+      config: { access: { scope: 'memos:write', action: 'memo.update' } },
       schema: {
         operationId: 'updateMemo',
         summary: 'Update a memo',
@@ -178,7 +185,12 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       const ref = memoRef(request.params, request.query);
       const input = parseUpdateMemoBody(request.body, limits);
       const { projectId } = ctx;
-      const memoId = await resolveOwn(projectId, ref, ctx.requestId);
+      const memoId = await resolveOwn(projectId, ref, ctx.requestId, ctx.space);
+      if (ctx.space.length) {
+        const view = await query<MemoGetRequest, MemoView>(deps.nc, Subjects.query.memoGet, { projectId, ref: { idType: 'memo_uuid', id: memoId }, space: ctx.space }, queryOptions(ctx.requestId));
+        assertStaysInSpace(ctx.space, view, input);
+      }
+      noteMemoIds(request, [memoId]);
       const { content: text, ...fields } = input;
       const budget = new WriteBudget(config.MEMEX_COMMAND_TIMEOUT_MS, () => natsConnected(deps.nc));
       const contentRef = text === undefined ? undefined : await budget.retry(() => content.write(projectId, memoId, text), (late) => content.remove(late));
@@ -195,6 +207,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.delete(
     '/api/v1/memo/:memo_id',
     {
+      config: { access: { scope: 'memos:write', action: 'memo.delete' } },
       schema: {
         operationId: 'deleteMemo',
         summary: 'Delete a memo',
@@ -208,7 +221,8 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const ref = memoRef(request.params, request.query);
-      const memoId = await resolveOwn(ctx.projectId, ref, ctx.requestId);
+      const memoId = await resolveOwn(ctx.projectId, ref, ctx.requestId, ctx.space);
+      noteMemoIds(request, [memoId]);
       const { eventSeq } = await commands.send('delete', { projectId: ctx.projectId, memoId }, commandOptions(ctx.requestId));
       await awaitSearchConsistency(deps, eventSeq);
       return reply.code(204).send();

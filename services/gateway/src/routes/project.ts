@@ -61,6 +61,7 @@ export function projectRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.get(
     '/api/v1/project',
     {
+      config: { access: { scope: 'any', action: 'project.read' } },
       schema: {
         operationId: 'getProject',
         summary: 'Read the caller’s project',
@@ -108,6 +109,7 @@ export function projectRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post(
     '/api/v1/project/key',
     {
+      config: { access: { scope: 'owner', action: 'keys.rotate' } },
       schema: {
         operationId: 'rotateProjectKey',
         summary: 'Rotate the project’s API key',

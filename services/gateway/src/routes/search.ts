@@ -13,6 +13,12 @@ import {
 } from '@memex/contracts';
 import { queryJson } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
+import { noteMemoIds, noteQuery } from '../auth/scopes';
+
+/** The memo uuids of a search response's bytes, for the audit trail, without decoding it. */
+function memoUuidsIn(body: Buffer): string[] {
+  return [...new Set(Array.from(body.toString('latin1').matchAll(/"memo_uuid":"([0-9a-f-]{36})"/g), (m) => m[1]!))];
+}
 
 /** How a search response begins, as the indexer encodes it (`format: 'search-response'`). */
 const RESULTS_PREFIX = Buffer.from('{"results":');
@@ -23,6 +29,7 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post(
     '/api/v1/search',
     {
+      config: { access: { scope: 'search', action: 'search' } },
       schema: {
         operationId: 'search',
         summary: 'Search memos',
@@ -40,13 +47,17 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     },
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.body));
-      const input = parseSearchBody(request.body);
+      const parsed = parseSearchBody(request.body);
+      // The caller's space, ANDed into the filters every backend applies before ranking.
+      const input = ctx.space.length ? { ...parsed, filters: [...ctx.space, ...parsed.filters] } : parsed;
+      noteQuery(request, input.query);
       const options = { requestId: ctx.requestId, timeoutMs: deps.config.MEMEX_QUERY_TIMEOUT_MS };
       if (input.searchMethod === 'chunk_vector_search') {
         // The indexer answers with the response itself, sent on as it came: decoding and encoding
         // again its ~20 KB of chunk texts and summaries was a fifth of this route's CPU.
         const indexQuery: IndexSearchRequest = { ...searchRequest(ctx.projectId, input), format: 'search-response' };
         const body = await queryJson(deps.nc, Subjects.query.indexSearch, indexQuery, options);
+        noteMemoIds(request, memoUuidsIn(body));
         if (body.subarray(0, RESULTS_PREFIX.length).equals(RESULTS_PREFIX)) return reply.type(JSON_TYPE).send(body);
         // An indexer that predates `format` answered an IndexSearchReply.
         const { hits } = JSON.parse(body.toString('utf8')) as IndexSearchReply;
@@ -61,6 +72,7 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       };
       // The memo service's results (a TitleSearchReply), sent on undecoded inside the response.
       const results = await queryJson(deps.nc, Subjects.query.memoTitleSearch, titleQuery, options);
+      noteMemoIds(request, memoUuidsIn(results));
       return reply.type(JSON_TYPE).send(Buffer.concat([RESULTS_PREFIX, results, CLOSING_BRACE]));
     },
   );
