@@ -151,7 +151,7 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
     seconds.observe(reply.elapsedTime / 1000, { route });
   });
   // Every authenticated call, answered or refused, is recorded once it is answered (off the request path).
-  const audit = (deps.audit ??= await AuditTrail.open(deps.nc, deps.jsm, {
+  const audit = (deps.audit ??= new AuditTrail(deps.nc, deps.jsm, {
     retentionMs: parseRetention(config.MEMEX_AUDIT_RETENTION),
     replicas: config.MEMEX_NATS_REPLICAS,
     queries: config.MEMEX_AUDIT_QUERIES,

@@ -42,35 +42,52 @@ export class AuditTrail {
   private timer: NodeJS.Timeout | undefined;
   private writes = new Set<Promise<void>>();
 
-  private constructor(
-    private readonly js: JetStreamClient,
+  private stream: Promise<JetStreamClient> | undefined;
+
+  /** Connects nothing until the first entry is written or read (the stream is made then). */
+  constructor(
+    private readonly nc: NatsConnection,
     private readonly jsm: JetStreamManager,
-    private readonly queries: AuditQueries,
-    private readonly logger: Logger,
+    private readonly options: { retentionMs: number; replicas: number; queries: AuditQueries; logger: Logger },
   ) {}
 
-  static async open(nc: NatsConnection, jsm: JetStreamManager, options: { retentionMs: number; replicas: number; queries: AuditQueries; logger: Logger }): Promise<AuditTrail> {
-    const config: Partial<StreamConfig> & { name: string } = {
-      name: Streams.audit,
-      subjects: [Subjects.auditAll],
-      retention: RetentionPolicy.Limits,
-      storage: StorageType.File,
-      discard: DiscardPolicy.Old,
-      max_age: nanos(options.retentionMs),
-      num_replicas: options.replicas,
-      allow_direct: true,
-    };
-    try {
-      await jsm.streams.info(config.name);
-      await jsm.streams.update(config.name, config);
-    } catch (error) {
-      if (!/not found/i.test(String((error as Error)?.message))) throw error;
-      await jsm.streams.add(config).catch(async (e: unknown) => {
-        // Another gateway made it meanwhile.
-        if (!/already in use/i.test(String((e as Error)?.message))) throw e;
-      });
-    }
-    return new AuditTrail(jetstream(nc), jsm, options.queries, options.logger);
+  private get queries(): AuditQueries {
+    return this.options.queries;
+  }
+
+  private get logger(): Logger {
+    return this.options.logger;
+  }
+
+  /** The AUDIT stream, made or brought up to date (retention) on first use. */
+  private ready(): Promise<JetStreamClient> {
+    this.stream ??= (async () => {
+      const config: Partial<StreamConfig> & { name: string } = {
+        name: Streams.audit,
+        subjects: [Subjects.auditAll],
+        retention: RetentionPolicy.Limits,
+        storage: StorageType.File,
+        discard: DiscardPolicy.Old,
+        max_age: nanos(this.options.retentionMs),
+        num_replicas: this.options.replicas,
+        allow_direct: true,
+      };
+      try {
+        await this.jsm.streams.info(config.name);
+        await this.jsm.streams.update(config.name, config);
+      } catch (error) {
+        if (!/not found/i.test(String((error as Error)?.message))) throw error;
+        await this.jsm.streams.add(config).catch((e: unknown) => {
+          // Another gateway made it meanwhile.
+          if (!/already in use/i.test(String((e as Error)?.message))) throw e;
+        });
+      }
+      return jetstream(this.nc);
+    })().catch((error: unknown) => {
+      this.stream = undefined;
+      throw error;
+    });
+    return this.stream;
   }
 
   /** The query text as MEMEX_AUDIT_QUERIES says: nothing, its SHA-256, or the text. */
@@ -95,9 +112,10 @@ export class AuditTrail {
     const batches = this.pending;
     this.pending = new Map();
     this.size = 0;
+    if (batches.size === 0) return Promise.resolve();
     const write = Promise.all(
       [...batches].map(([projectId, entries]) =>
-        this.js.publish(Subjects.audit(projectId), JSON.stringify(entries)).catch((error: unknown) => {
+        this.ready().then((js) => js.publish(Subjects.audit(projectId), JSON.stringify(entries))).then(() => undefined, (error: unknown) => {
           this.logger.error({ err: error, projectId, entries: entries.length }, 'audit entries could not be written');
         }),
       ),
@@ -115,6 +133,7 @@ export class AuditTrail {
 
   /** A project's entries after the cursor, oldest first, that pass the filter. */
   async read(projectId: string, filter: AuditFilter): Promise<AuditResponse> {
+    await this.ready();
     const cursor = parseCursor(filter.after);
     const subject = Subjects.audit(projectId);
     const results: AuditEntry[] = [];
