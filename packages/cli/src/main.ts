@@ -4,6 +4,7 @@
  * and drives the HTTP API. Run `memex help` for the commands.
  */
 import { parseArgs } from 'node:util';
+import { ACCESS_USAGE, runAccess } from './access';
 import { runAdmin } from './admin';
 import { runApi } from './api';
 import { runMcp } from './mcp';
@@ -32,6 +33,7 @@ API (MEMEX_URL, default https://localhost:8443; MEMEX_API_KEY or --key):
   api METHOD PATH [JSON] [--key K] [--insecure] call the API, print the response body
                                                 e.g. memex api POST /api/v1/memo '{"title":"t","content":"c"}'
   mcp [--key K] [--insecure]                    serve the MCP tools over stdio (for desktop assistants)
+${ACCESS_USAGE}
 
 Keys and tokens are printed once and stored only as hashes. Run through pnpm as \`pnpm -s memex …\`
 (-s keeps pnpm's own lines out of the output, so --json output is pure JSON).`;
@@ -45,6 +47,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     if (group === 'api') return await runApi([action ?? '', ...rest].filter((a) => a !== ''));
     if (group === 'mcp') return await runMcp([action ?? '', ...rest].filter((a) => a !== ''));
+    if (group === 'audit' || (group === 'key' && (action === 'create' || action === 'delete'))) return await runAccess(group, group === 'audit' ? '' : action!, group === 'audit' ? [action ?? '', ...rest].filter((a) => a !== '') : rest);
     if (group === 'reindex') return await runReindex([action ?? '', ...rest].filter((a) => a !== ''));
     return await runAdmin(group, action ?? '', rest);
   } catch (error) {
