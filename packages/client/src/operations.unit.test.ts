@@ -69,7 +69,7 @@ const SHAPES: { schema: string; sdk: string[] }[] = [
   },
   {
     schema: 'ProjectInfo',
-    sdk: keysOf<ProjectInfo>()({ project_id: true, name: true, organization_id: true, created_at: true, rate_limit: true, embedding: true }),
+    sdk: keysOf<ProjectInfo>()({ project_id: true, name: true, organization_id: true, created_at: true, access: true, rate_limit: true, embedding: true }),
   },
 ];
 

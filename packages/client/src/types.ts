@@ -252,6 +252,8 @@ export interface ProjectInfo {
   organization_id: string;
   created_at: string;
   rate_limit: { limit: number; window_ms: number; remaining: number; reset_s: number } | null;
+  /** What the calling key or token may do. */
+  access: { key_id: string | null; owner: boolean; scopes: Scope[]; filters: Filter[]; subject: string | null; expires_at: string | null };
   embedding: {
     active_model: string | null;
     reindex: { model: string; requested_at: string; replayed: number | null; total: number | null; started: boolean } | null;

@@ -112,6 +112,9 @@ describe('scoped keys, tokens and the audit trail over HTTPS', () => {
       const res = await api(method, path, u1, body);
       expect({ path, method, status: res.status, body: res.body }).toEqual({ path, method, status: 404, body: { error: 'Memo not found' } });
     }
+    // What a console shows of the key: its scopes and space.
+    expect((await api('GET', '/api/v1/project', u1)).body.access).toMatchObject({ owner: false, scopes: ['memos:read', 'memos:write', 'search'], filters: [user('u1')], subject: null, expires_at: null });
+    expect((await api('GET', '/api/v1/project', owner)).body.access).toMatchObject({ owner: true, filters: [] });
     const list = await api('GET', '/api/v1/memo', u1);
     expect(list.body.results.map((m: Json) => m.uuid).sort()).toEqual([memos.a1, memos.a2].sort());
     // Even a filter that names the other user's space finds nothing: the space is ANDed in.
