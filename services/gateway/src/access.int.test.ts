@@ -4,6 +4,7 @@
  */
 import { Agent } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DirectoryCache, silentLogger } from '@memex/runtime';
 import { eventually } from '@memex/testing';
 import { httpsJson, type HttpsResponse } from '../../../test/support/https';
 import { listenHttps } from '../../../test/support/httpsListener';
@@ -205,11 +206,20 @@ describe('scoped keys, tokens and the audit trail over HTTPS', () => {
     const forged = t1.token.slice(0, -2) + (t1.token.endsWith('AA') ? 'BB' : 'AA');
     expect((await api('POST', '/api/v1/search', forged, { query: 'plan', search_method: 'title_contains' })).status).toBe(403);
 
-    const revoked = await api('DELETE', `/api/v1/project/keys/${backend.key_id}`, owner);
-    expect(revoked.status).toBe(204);
-    const start = Date.now();
-    await eventually(async () => ((await api('POST', '/api/v1/search', t1.token, { query: 'plan', search_method: 'title_contains' })).status === 403 ? true : undefined), 2_000);
-    expect(Date.now() - start).toBeLessThan(2_000);
+    // A second gateway's view of the directory (what every other instance holds), before and after.
+    const otherGateway = await DirectoryCache.start(stack.directory, silentLogger());
+    try {
+      expect(otherGateway.authenticate(backend.api_key)).toMatchObject({ keyId: backend.key_id });
+      expect(otherGateway.authenticate(t1.token)).toMatchObject({ keyId: backend.key_id, subject: 'u1' });
+      const revoked = await api('DELETE', `/api/v1/project/keys/${backend.key_id}`, owner);
+      expect(revoked.status).toBe(204);
+      const start = Date.now();
+      await eventually(async () => ((await api('POST', '/api/v1/search', t1.token, { query: 'plan', search_method: 'title_contains' })).status === 403 ? true : undefined), 2_000);
+      await eventually(() => (otherGateway.authenticate(backend.api_key) === undefined && otherGateway.authenticate(t1.token) === undefined ? true : undefined), 2_000);
+      expect(Date.now() - start).toBeLessThan(2_000);
+    } finally {
+      otherGateway.stop();
+    }
     expect((await api('GET', '/api/v1/project/keys', backend.api_key)).status).toBe(403);
     expect((await api('GET', '/api/v1/project/keys', owner)).body.results.map((k: Json) => k.key_id)).not.toContain(backend.key_id);
   }, 60_000);
@@ -252,6 +262,16 @@ describe('scoped keys, tokens and the audit trail over HTTPS', () => {
     expect(paged.map((e) => e.id)).toEqual(all.map((e) => e.id));
     expect(all.map((e) => e.at)).toEqual([...all.map((e) => e.at)].sort());
     expect(JSON.stringify(all)).not.toMatch(/otter|mxp_|mxt_/);
+
+    // Erasing a memo leaves its id in the trail, and nothing of its content.
+    const erased = await api('POST', '/api/v1/memo', owner, { title: 'Secret otter dossier', content: 'The zanzibar codeword is in here.' });
+    expect((await api('DELETE', `/api/v1/memo/${erased.body.memo_uuid}`, owner)).status).toBe(204);
+    const trail = await eventually(async () => {
+      const res = await api('GET', `/api/v1/audit?memo_id=${erased.body.memo_uuid}`, owner);
+      return res.body.results.length === 2 ? (res.body.results as Json[]) : undefined;
+    }, 5_000);
+    expect(trail.map((e) => e.action)).toEqual(['memo.create', 'memo.delete']);
+    expect(JSON.stringify(trail)).not.toMatch(/zanzibar|dossier/i);
     expect((await api('GET', '/api/v1/audit?limit=1001', owner)).body).toEqual({ error: 'limit must be an integer from 1 to 1000' });
     expect((await api('GET', '/api/v1/audit?after=abc', owner)).body).toEqual({ error: 'after must be a cursor from an earlier answer' });
   });
