@@ -38,7 +38,7 @@ describe('the memex CLI', { timeout: 400_000 }, () => {
     const cache = await DirectoryCache.start(await Directory.open(nc), silentLogger());
     try {
       expect(cache.authenticate(created.api_key)).toBeUndefined();
-      expect(cache.authenticate(rotated.api_key)).toEqual({ kind: 'project', projectId: created.project_id, organizationId: orgId });
+      expect(cache.authenticate(rotated.api_key)).toMatchObject({ kind: 'project', projectId: created.project_id, organizationId: orgId, owner: true, space: [] });
       expect(cache.authenticate(token.token)).toEqual({ kind: 'organization', organizationId: orgId });
       expect((await memex('key', 'revoke', '--project', created.project_id)).code).toBe(0);
       await eventually(() => cache.authenticate(rotated.api_key) === undefined, 5_000);

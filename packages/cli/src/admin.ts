@@ -1,3 +1,4 @@
+import { SCOPES } from '@memex/contracts';
 import { Directory } from '@memex/runtime';
 import { USAGE, options } from './options';
 import { connectCli } from './nats';
@@ -58,9 +59,21 @@ export async function runAdmin(group: string, action: string, args: string[]): P
       }
       case 'key list': {
         const projectId = required(values.project, 'project');
-        const keys = await directory.listKeys(projectId);
-        if (json) console.log(JSON.stringify(keys.map((k) => ({ project_id: projectId, fingerprint: k.fingerprint, created_at: k.createdAt }))));
-        else for (const k of keys) console.log(`${k.fingerprint}  created ${k.createdAt}`);
+        // The HTTP API's field names (GET /api/v1/project/keys); `fingerprint` is the key id, kept for older scripts.
+        const keys = await directory.projectKeys(projectId);
+        const rows = keys.map(({ keyId, record, lastUsedAt }) => ({
+          project_id: projectId,
+          key_id: keyId,
+          fingerprint: keyId,
+          name: record.name ?? (record.scopes ? '' : 'owner'),
+          scopes: record.scopes ?? [...SCOPES],
+          filters: record.filters ?? [],
+          expires_at: record.expiresAt ?? null,
+          created_at: record.createdAt,
+          last_used_at: lastUsedAt,
+        }));
+        if (json) console.log(JSON.stringify(rows));
+        else for (const k of rows) console.log(`${k.key_id}  ${k.name}  ${k.scopes.join(',')}  created ${k.created_at}`);
         return 0;
       }
       case 'key rotate': {

@@ -3,6 +3,7 @@
  * `memex`: administers organizations, projects, keys and tokens (directly in NATS KV), re-indexes,
  * and drives the HTTP API. Run `memex help` for the commands.
  */
+import { runAccess } from './access';
 import { runAdmin } from './admin';
 import { runApi } from './api';
 import { runMcp } from './mcp';
@@ -18,6 +19,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     if (group === 'api') return await runApi([action ?? '', ...rest].filter((a) => a !== ''));
     if (group === 'mcp') return await runMcp([action ?? '', ...rest].filter((a) => a !== ''));
+    if (group === 'audit' || (group === 'key' && (action === 'create' || action === 'delete'))) return await runAccess(group, group === 'audit' ? '' : action!, group === 'audit' ? [action ?? '', ...rest].filter((a) => a !== '') : rest);
     if (group === 'reindex') return await runReindex([action ?? '', ...rest].filter((a) => a !== ''));
     return await runAdmin(group, action ?? '', rest);
   } catch (error) {

@@ -24,6 +24,11 @@ API (MEMEX_URL, default https://localhost:8443; MEMEX_API_KEY or --key):
   api METHOD PATH [JSON] [--key K] [--insecure] call the API, print the response body
                                                 e.g. memex api POST /api/v1/memo '{"title":"t","content":"c"}'
   mcp [--key K] [--insecure]                    serve the MCP tools over stdio (for desktop assistants)
+  key create --name N --scopes S,S [--filters JSON] [--expires_at ISO] [--json]
+                                                a scoped key over HTTPS (MEMEX_API_KEY needs keys:admin)
+  key delete --key_id ID                        revoke a key (and the tokens it minted) over HTTPS
+  audit [--project ID] [--after C] [--key_id ID] [--memo_id ID] [--action A] [--follow] [--json]
+                                                the audit trail as NDJSON (MEMEX_API_KEY needs audit:read)
 
 Keys and tokens are printed once and stored only as hashes. Run through pnpm as \`pnpm -s memex …\`
 (-s keeps pnpm's own lines out of the output, so --json output is pure JSON).`;

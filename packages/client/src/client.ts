@@ -2,8 +2,15 @@ import { MemexApiError, MemexConnectionError } from './errors';
 import { OPERATIONS, type OperationId } from './operations';
 import { parseEventStream } from './sse';
 import type {
+  AuditQuery,
+  AuditResponse,
   Chat,
   ChatBody,
+  CreateKeyBody,
+  CreateTokenBody,
+  CreatedKey,
+  CreatedToken,
+  KeyListResponse,
   ChatListResponse,
   ChatResponse,
   CreateMemoBody,
@@ -250,6 +257,31 @@ export class MemexClient {
     return this.json('rotateProjectKey', { signal: options.signal });
   }
 
+  // Scoped access
+
+  /** A key confined to `scopes` and the space `filters`; the secret is in the answer only. */
+  createKey(body: CreateKeyBody, options: { signal?: AbortSignal } = {}): Promise<CreatedKey> {
+    return this.json('createKey', { body, signal: options.signal });
+  }
+
+  listKeys(options: { signal?: AbortSignal } = {}): Promise<KeyListResponse> {
+    return this.json('listKeys', { signal: options.signal });
+  }
+
+  async deleteKey(keyId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+    await this.send('deleteKey', { params: { key_id: keyId }, signal: options.signal });
+  }
+
+  /** A short-lived signed token for an end user (`Authorization: Bearer <token>`). */
+  createToken(body: CreateTokenBody, options: { signal?: AbortSignal } = {}): Promise<CreatedToken> {
+    return this.json('createToken', { body, signal: options.signal });
+  }
+
+  /** A page of the audit trail, oldest first; pass `next` as `after` for what follows. */
+  listAudit(query: AuditQuery = {}, options: { signal?: AbortSignal } = {}): Promise<AuditResponse> {
+    return this.json('listAudit', { query: { ...query }, signal: options.signal });
+  }
+
   // Plumbing
 
   /** The URL of an operation, with path parameters and the query string filled in. */
@@ -262,7 +294,9 @@ export class MemexClient {
     const search = new URLSearchParams();
     for (const [name, value] of Object.entries(spec.query ?? {})) if (value !== undefined) search.set(name, String(value));
     if (this.options.projectId && OPERATIONS[operation].method !== 'POST') search.set('project_id', this.options.projectId);
-    else if (this.options.projectId && (operation === 'createMemo' || operation === 'rotateProjectKey')) search.set('project_id', this.options.projectId);
+    else if (this.options.projectId && (operation === 'createMemo' || operation === 'rotateProjectKey' || operation === 'createKey' || operation === 'createToken')) {
+      search.set('project_id', this.options.projectId);
+    }
     const qs = search.toString();
     return `${this.baseUrl}${path}${qs ? `?${qs}` : ''}`;
   }

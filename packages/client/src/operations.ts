@@ -19,6 +19,11 @@ export const OPERATIONS = {
   getChat: { method: 'GET', path: '/api/v1/chat/{chat_uuid}' },
   getProject: { method: 'GET', path: '/api/v1/project' },
   rotateProjectKey: { method: 'POST', path: '/api/v1/project/key' },
+  createKey: { method: 'POST', path: '/api/v1/project/keys' },
+  listKeys: { method: 'GET', path: '/api/v1/project/keys' },
+  deleteKey: { method: 'DELETE', path: '/api/v1/project/keys/{key_id}' },
+  createToken: { method: 'POST', path: '/api/v1/project/tokens' },
+  listAudit: { method: 'GET', path: '/api/v1/audit' },
 } as const satisfies Record<string, { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; path: string }>;
 
 export type OperationId = keyof typeof OPERATIONS;

@@ -2,6 +2,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { openApiDocument, type JsonSchema, type OpenApiDocument } from '@memex/gateway/openapi';
 import { OPERATIONS } from './operations';
 import type {
+  AuditEntry,
+  CreateKeyBody,
+  CreateTokenBody,
+  CreatedKey,
+  CreatedToken,
+  KeyInfo,
   ChatBody,
   ChatResponse,
   CreateMemoBody,
@@ -52,9 +58,18 @@ const SHAPES: { schema: string; sdk: string[] }[] = [
       uuid: true, created_at: true, updated_at: true, title: true, summary: true, content_length: true, metadata: true, client_reference_id: true, processing_status: true,
     }),
   },
+  { schema: 'CreateKeyBody', sdk: keysOf<CreateKeyBody>()({ name: true, scopes: true, filters: true, expires_at: true }) },
+  { schema: 'CreatedKey', sdk: keysOf<CreatedKey>()({ key_id: true, api_key: true, name: true, scopes: true, filters: true, expires_at: true, created_at: true }) },
+  { schema: 'KeyInfo', sdk: keysOf<KeyInfo>()({ key_id: true, name: true, scopes: true, filters: true, expires_at: true, created_at: true, last_used_at: true }) },
+  { schema: 'CreateTokenBody', sdk: keysOf<CreateTokenBody>()({ scopes: true, filters: true, ttl_s: true, subject: true }) },
+  { schema: 'CreatedToken', sdk: keysOf<CreatedToken>()({ token: true, expires_at: true }) },
+  {
+    schema: 'AuditEntry',
+    sdk: keysOf<AuditEntry>()({ id: true, at: true, key_id: true, subject: true, action: true, status: true, memo_ids: true, request_id: true, query: true }),
+  },
   {
     schema: 'ProjectInfo',
-    sdk: keysOf<ProjectInfo>()({ project_id: true, name: true, organization_id: true, created_at: true, rate_limit: true, embedding: true }),
+    sdk: keysOf<ProjectInfo>()({ project_id: true, name: true, organization_id: true, created_at: true, access: true, rate_limit: true, embedding: true }),
   },
 ];
 

@@ -256,6 +256,8 @@ export interface ProjectInfo {
   organization_id: string;
   created_at: string;
   rate_limit: { limit: number; window_ms: number; remaining: number; reset_s: number } | null;
+  /** What the calling key or token may do. */
+  access: { key_id: string | null; owner: boolean; scopes: Scope[]; filters: Filter[]; subject: string | null; expires_at: string | null };
   embedding: {
     active_model: string | null;
     reindex: { model: string; requested_at: string; replayed: number | null; total: number | null; started: boolean } | null;
@@ -271,4 +273,79 @@ export interface DownloadedFile {
   bytes: Uint8Array;
   content_type: string;
   filename: string | null;
+}
+
+// Scoped access (keys, tokens, audit)
+
+export type Scope = 'memos:read' | 'memos:write' | 'search' | 'chat' | 'generate' | 'keys:admin' | 'audit:read';
+
+export interface CreateKeyBody {
+  name: string;
+  scopes: Scope[];
+  /** The key's knowledge space, ANDed into everything it reads, searches and writes. */
+  filters?: Filter[];
+  expires_at?: string;
+}
+
+export interface KeyInfo {
+  key_id: string;
+  name: string;
+  scopes: Scope[];
+  filters: Filter[];
+  expires_at: string | null;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface CreatedKey {
+  key_id: string;
+  /** The secret, shown this once. */
+  api_key: string;
+  name: string;
+  scopes: Scope[];
+  filters: Filter[];
+  expires_at: string | null;
+  created_at: string;
+}
+
+export interface KeyListResponse {
+  results: KeyInfo[];
+}
+
+export interface CreateTokenBody {
+  scopes: Scope[];
+  filters?: Filter[];
+  /** 1 to 86400 seconds. */
+  ttl_s: number;
+  subject?: string;
+}
+
+export interface CreatedToken {
+  token: string;
+  expires_at: string;
+}
+
+export interface AuditEntry {
+  id: string;
+  at: string;
+  key_id: string | null;
+  subject: string | null;
+  action: string;
+  status: number;
+  memo_ids: string[];
+  request_id: string;
+  query?: string;
+}
+
+export interface AuditQuery {
+  after?: string;
+  limit?: number;
+  key_id?: string;
+  memo_id?: string;
+  action?: string;
+}
+
+export interface AuditResponse {
+  results: AuditEntry[];
+  next: string | null;
 }

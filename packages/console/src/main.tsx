@@ -6,7 +6,7 @@ import { MemoPage } from './pages/Memo';
 import { MemosPage } from './pages/Memos';
 import { ProjectPage } from './pages/Project';
 import { SearchPage } from './pages/Search';
-import { clientFor, errorMessage, loadSession, saveSession, type Session } from './session';
+import { can, clientFor, errorMessage, loadSession, saveSession, type Access, type Session } from './session';
 import { ErrorNote } from './ui';
 import './style.css';
 
@@ -66,17 +66,22 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: Session, client: MemexCl
   );
 }
 
-const NAV: [string, string][] = [
-  ['memos', 'Memos'],
-  ['search', 'Search'],
-  ['chat', 'Chat'],
-  ['project', 'Project'],
+const NAV: [string, string, Parameters<typeof can>[1] | undefined][] = [
+  ['memos', 'Memos', 'memos:read'],
+  ['search', 'Search', 'search'],
+  ['chat', 'Chat', 'chat'],
+  ['project', 'Project', undefined],
 ];
 
 function App() {
   const [session, setSession] = useState(loadSession);
   const [client, setClient] = useState(() => (session ? clientFor(session) : undefined));
   const route = useRoute();
+  const [access, setAccess] = useState<Access>();
+  useEffect(() => {
+    setAccess(undefined);
+    if (client) void client.getProject().then((p) => setAccess(p.access), () => undefined);
+  }, [client]);
   if (!session || !client) return <SignIn onSignedIn={(s, c) => (setSession(s), setClient(c))} />;
   const signOut = () => {
     saveSession(undefined);
@@ -94,11 +99,11 @@ function App() {
   let body;
   try {
     body =
-      page === 'memos' && id ? <MemoPage client={client} memoId={id} /> :
-      page === 'memos' ? <MemosPage client={client} /> :
+      page === 'memos' && id ? <MemoPage client={client} memoId={id} canWrite={can(access, 'memos:write')} /> :
+      page === 'memos' ? <MemosPage client={client} canWrite={can(access, 'memos:write')} /> :
       page === 'search' ? <SearchPage client={client} apiKeyHint={session.apiKey.slice(0, 4)} /> :
       page === 'chat' ? <ChatPage client={client} chatId={id} /> :
-      page === 'project' ? <ProjectPage client={client} onKeyRotated={replaceKey} /> :
+      page === 'project' ? <ProjectPage client={client} onKeyRotated={replaceKey} access={access} /> :
       <p>Unknown page.</p>;
   } catch (error) {
     body = <p role="alert">{errorMessage(error)}</p>;
@@ -108,7 +113,7 @@ function App() {
       <header class="top">
         <a class="brand" href="#/memos">Memex</a>
         <nav aria-label="Main">
-          {NAV.map(([href, label]) => (
+          {NAV.filter(([, , scope]) => !scope || can(access, scope)).map(([href, label]) => (
             <a href={`#/${href}`} aria-current={page === href ? 'page' : undefined}>{label}</a>
           ))}
         </nav>

@@ -1,4 +1,4 @@
-import { MemexApiError, MemexClient } from '@memex/client';
+import { MemexApiError, MemexClient, type ProjectInfo, type Scope } from '@memex/client';
 
 /** The tab's credentials: session storage only (gone when the tab closes), never in a URL. */
 export interface Session {
@@ -24,6 +24,13 @@ export function saveSession(session: Session | undefined): void {
 
 export function clientFor(session: Session): MemexClient {
   return new MemexClient({ baseUrl: location.origin, apiKey: session.apiKey, ...(session.projectId ? { projectId: session.projectId } : {}), maxRetries: 2 });
+}
+
+/** What the signed-in key may do (GET /api/v1/project's `access`); the console hides the rest. */
+export type Access = ProjectInfo['access'];
+
+export function can(access: Access | undefined, scope: Scope): boolean {
+  return !access || access.owner || access.scopes.includes(scope);
 }
 
 /** The API's own message for an error, as the console shows it. */

@@ -25,6 +25,8 @@ export const ERRORS = {
   MemoNotFound: { status: 404, text: 'Memo not found' },
   ChatNotFound: { status: 404, text: 'Chat not found' },
   NotFound: { status: 404, text: 'Not found' },
+  /** DELETE /api/v1/project/keys/{key_id} of a key the project does not have. */
+  KeyNotFound: { status: 404, text: 'Key not found' },
   ReferenceIdTaken: { status: 409, text: 'reference_id is already used by another memo in this project' },
   PayloadTooLarge: { status: 413, text: 'Request body is too large' },
   FileTooLarge: { status: 413, text: 'The file is larger than the upload limit' },

@@ -190,3 +190,28 @@ export type {
   MemoStatusReply,
 } from './queries';
 export { searchResponseJson, searchResultItem } from './queries';
+
+export {
+  AUDIT_LIMIT_DEFAULT,
+  AUDIT_LIMIT_MAX,
+  AuditEntry,
+  AuditQuery,
+  AuditResponse,
+  CreateKeyBody,
+  CreateTokenBody,
+  CreatedKey,
+  CreatedToken,
+  KeyIdParams,
+  KeyInfo,
+  KeyListResponse,
+  SCOPES,
+  ScopeSchema,
+  TOKEN_TTL_MAX_S,
+  isScope,
+  parseAuditQuery,
+  parseCreateKeyBody,
+  parseCreateTokenBody,
+  stampIntoSpace,
+  withinParent,
+} from './access';
+export type { AuditFilter, AuditRecord, KeyInput, NewMemoFields, Scope, TokenInput } from './access';

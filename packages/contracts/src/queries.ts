@@ -17,6 +17,8 @@ export type QueryReply<T> = { ok: true; value: T } | { ok: false; error: WireErr
 export interface MemoGetRequest {
   projectId: string;
   ref: MemoRef;
+  /** The caller's knowledge space: a memo outside these filters is not found. Absent or empty: the project. */
+  space?: Filter[];
 }
 /**
  * GET's reply from the memo service: the memo without its content, which the gateway reads from
@@ -48,6 +50,8 @@ export type MemoListReply = Omit<MemoListResponse, 'next' | 'previous'>;
 export interface MemoAddressRequest {
   projectId: string;
   ref: MemoRef;
+  /** As on MemoGetRequest. */
+  space?: Filter[];
 }
 export type MemoStatusReply = MemoStatusResponse;
 export type MemoHistoryReply = MemoHistoryResponse;

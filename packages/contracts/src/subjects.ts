@@ -26,6 +26,8 @@ export const Streams = {
   memoEvents: 'MEMO_EVENTS',
   /** Messages a consumer gave up on after its redelivery budget. */
   deadLetters: 'DEAD_LETTERS',
+  /** Who touched what: one message per authenticated call, written by the gateway, kept MEMEX_AUDIT_RETENTION. */
+  audit: 'AUDIT',
 } as const;
 
 export const Consumers = {
@@ -52,6 +54,10 @@ export const Subjects = {
   /** One subject per memo; DELETE purges it down to the tombstone. */
   memoEvents: (projectId: string, memoId: string) =>
     `${ROOT}.evt.memo.${token(projectId, 'project id')}.${token(memoId, 'memo id')}`,
+
+  auditAll: `${ROOT}.audit.>`,
+  /** One subject per project, so a project's trail is read without the others'. */
+  audit: (projectId: string) => `${ROOT}.audit.${token(projectId, 'project id')}`,
 
   deadLettersAll: `${ROOT}.dlq.>`,
   /** A dead letter keeps its original subject as a suffix, so erasing a memo can purge its copies too. */
@@ -136,6 +142,10 @@ export const Buckets = {
    * crypto-shreds every sealed copy of the memo (events, bus messages, blobs, backups).
    */
   memoKeys: 'memex_memo_keys',
+  /** key id → when a gateway last saw the key used (written at most once a minute per key). */
+  keyUsage: 'memex_key_usage',
+  /** `<project id>.<chat id>` → the scoped key (and token subject) that started the chat. */
+  chatOwners: 'memex_chat_owners',
 } as const;
 
 /** JetStream Object Store buckets (the embedded blob store). */

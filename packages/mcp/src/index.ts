@@ -1,3 +1,3 @@
-export { MEMO_URI_PREFIX, createMemexMcpServer } from './server';
+export { MEMO_URI_PREFIX, TOOL_SCOPES, createMemexMcpServer } from './server';
 export { serveStdio } from './stdio';
 export { handleMcpHttp } from './http';

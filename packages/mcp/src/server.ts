@@ -5,6 +5,18 @@ import { MemexApiError, type MemexClient } from '@memex/client';
 
 export const MEMO_URI_PREFIX = 'memex://memo/';
 
+/** The scope each tool needs (the REST route it calls); the memo resource goes with get_memo. */
+export const TOOL_SCOPES: Record<string, string> = {
+  search: 'search',
+  ask: 'chat',
+  generate: 'generate',
+  create_memo: 'memos:write',
+  get_memo: 'memos:read',
+  list_memos: 'memos:read',
+  update_memo: 'memos:write',
+  delete_memo: 'memos:write',
+};
+
 /** The tool arguments several tools share, in the REST API's names. */
 function sharedSchemas(z: typeof Zod.z) {
   const filter = z
@@ -50,7 +62,14 @@ async function call(work: () => Promise<unknown>): Promise<CallToolResult> {
  * An MCP server whose tools and resources act through `client`, so they have exactly the rights of
  * its key: the project, its isolation and its rate limit.
  */
-export async function createMemexMcpServer(client: MemexClient, info: { version?: string } = {}): Promise<McpSdk.McpServer> {
+export async function createMemexMcpServer(
+  client: MemexClient,
+  info: {
+    version?: string;
+    /** The key's scopes: only the tools they allow are listed (absent: an owner key, every tool). */
+    scopes?: readonly string[];
+  } = {},
+): Promise<McpSdk.McpServer> {
   const {
     sdk: { McpServer, ResourceTemplate },
     z,
@@ -60,8 +79,9 @@ export async function createMemexMcpServer(client: MemexClient, info: { version?
     { name: 'memex', version: info.version ?? '0.1.0' },
     { instructions: 'Memex is a knowledge base of memos (text records). Use search or ask to find what it knows before answering from memory; cite memo titles.' },
   );
+  const allowed = (tool: string) => !info.scopes || info.scopes.includes(TOOL_SCOPES[tool]!);
 
-  server.registerTool(
+  if (allowed('search')) server.registerTool(
     'search',
     {
       title: 'Search memos',
@@ -80,7 +100,7 @@ export async function createMemexMcpServer(client: MemexClient, info: { version?
       call(() => client.search({ query, search_method: search_method ?? 'chunk_vector_search', ...(limit ? { limit } : {}), ...(filters ? { filters } : {}) })),
   );
 
-  server.registerTool(
+  if (allowed('ask')) server.registerTool(
     'ask',
     {
       title: 'Ask the knowledge base',
@@ -101,7 +121,7 @@ export async function createMemexMcpServer(client: MemexClient, info: { version?
       }),
   );
 
-  server.registerTool(
+  if (allowed('generate')) server.registerTool(
     'generate',
     {
       title: 'Write a document from the knowledge base',
@@ -119,7 +139,7 @@ export async function createMemexMcpServer(client: MemexClient, info: { version?
       }),
   );
 
-  server.registerTool(
+  if (allowed('create_memo')) server.registerTool(
     'create_memo',
     {
       title: 'Store a memo',
@@ -139,7 +159,7 @@ export async function createMemexMcpServer(client: MemexClient, info: { version?
     (args) => call(() => client.createMemo(args)),
   );
 
-  server.registerTool(
+  if (allowed('get_memo')) server.registerTool(
     'get_memo',
     {
       title: 'Read a memo',
@@ -150,7 +170,7 @@ export async function createMemexMcpServer(client: MemexClient, info: { version?
     ({ memo_id, id_type }) => call(() => client.getMemo(memo_id, id_type ? { idType: id_type } : {})),
   );
 
-  server.registerTool(
+  if (allowed('list_memos')) server.registerTool(
     'list_memos',
     {
       title: 'List memos',
@@ -165,7 +185,7 @@ export async function createMemexMcpServer(client: MemexClient, info: { version?
     ({ page, page_size, filters }) => call(() => client.listMemos({ ...(page ? { page } : {}), ...(page_size ? { page_size } : {}), ...(filters ? { filters } : {}) })),
   );
 
-  server.registerTool(
+  if (allowed('update_memo')) server.registerTool(
     'update_memo',
     {
       title: 'Change a memo',
@@ -187,7 +207,7 @@ export async function createMemexMcpServer(client: MemexClient, info: { version?
       call(() => client.updateMemo(memo_id, Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)), id_type ? { idType: id_type } : {})),
   );
 
-  server.registerTool(
+  if (allowed('delete_memo')) server.registerTool(
     'delete_memo',
     {
       title: 'Delete a memo',
@@ -202,7 +222,7 @@ export async function createMemexMcpServer(client: MemexClient, info: { version?
       }),
   );
 
-  server.registerResource(
+  if (allowed('get_memo')) server.registerResource(
     'memo',
     new ResourceTemplate(`${MEMO_URI_PREFIX}{uuid}`, {
       list: async () => {

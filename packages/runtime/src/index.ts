@@ -48,10 +48,15 @@ export {
   DirectoryError,
   ORG_TOKEN_PREFIX,
   hashSecret,
+  keyIdOf,
 } from './directory/directory';
-export type { ApiKeyRecord, OrgTokenRecord, OrganizationRecord, ProjectRecord } from './directory/directory';
+export type { ApiKeyRecord, KeyListing, OrgTokenRecord, OrganizationRecord, ProjectRecord } from './directory/directory';
 export { DirectoryCache } from './directory/cache';
 export type { Principal } from './directory/cache';
+export { ChatOwners, chatListItem } from './directory/chatOwners';
+export type { ChatCaller } from './directory/chatOwners';
+export { ACCESS_TOKEN_PREFIX, signToken, verifyToken } from './directory/tokens';
+export type { TokenClaims } from './directory/tokens';
 
 export { MEMEX_NAMESPACE, chunkId, derivedIdsHeld, forgetDerivedIds, tagId, uuidFromBytes, uuidToBytes, uuidV5, uuidV7 } from './ids/ids';
 

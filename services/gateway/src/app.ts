@@ -5,10 +5,13 @@ import multipart from '@fastify/multipart';
 import swaggerUi from '@fastify/swagger-ui';
 import { MemexError, errorText } from '@memex/contracts';
 import { nameHttpSpan, natsConnected, traceHttpRequests, tracingOn, type Logger } from '@memex/runtime';
+import { AuditTrail, parseRetention } from './auth/audit';
 import { registerErrorHandling } from './http/errors';
 import type { GatewayDeps } from './http/context';
 import { RateLimiter } from './rateLimit/limiter';
+import { accessRoutes } from './routes/access';
 import { agentRoutes } from './routes/agent';
+import { auditRoutes } from './routes/audit';
 import { healthRoutes } from './routes/health';
 import { consoleRoutes } from './routes/console';
 import { mcpRoutes } from './routes/mcp';
@@ -150,6 +153,30 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
     requests.inc({ method: request.method, route, status: String(reply.statusCode) });
     seconds.observe(reply.elapsedTime / 1000, { route });
   });
+  // Every authenticated call, answered or refused, is recorded once it is answered (off the request path).
+  const audit = (deps.audit ??= new AuditTrail(deps.nc, deps.jsm, {
+    retentionMs: parseRetention(config.MEMEX_AUDIT_RETENTION),
+    replicas: config.MEMEX_NATS_REPLICAS,
+    queries: config.MEMEX_AUDIT_QUERIES,
+    logger: deps.logger,
+  }));
+  app.addHook('onResponse', async (request, reply) => {
+    const note = request.auditNote;
+    if (!note) return;
+    const query = audit.queryField(note.query);
+    audit.record({
+      at: new Date().toISOString(),
+      project_id: note.caller.projectId,
+      key_id: note.caller.keyId,
+      subject: note.caller.subject,
+      action: note.action,
+      status: reply.statusCode,
+      memo_ids: [...note.memoIds],
+      request_id: request.id,
+      ...(query !== undefined ? { query } : {}),
+    });
+  });
+  app.addHook('onClose', async () => audit.settle());
   registerErrorHandling(app, () => !natsConnected(deps.nc));
   // While NATS is unreachable every API call would wait for a timeout: refuse at once instead.
   app.addHook('onRequest', async (request) => {
@@ -189,6 +216,8 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
   searchRoutes(app, deps);
   agentRoutes(app, deps);
   projectRoutes(app, deps);
+  accessRoutes(app, deps);
+  auditRoutes(app, deps);
   mcpRoutes(app, deps);
   consoleRoutes(app);
   return app;

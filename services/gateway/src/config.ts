@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ConfigError, loadEnv, ServiceEnv } from '@memex/runtime';
+import { parseRetention } from './auth/audit';
 
 export const GatewayEnv = Type.Object({
   /** MEMEX_HEALTH_PORT among them is the operator port: /healthz, /readyz and /metrics, never on the public listener. */
@@ -48,6 +49,11 @@ export const GatewayEnv = Type.Object({
     description: 'Failed authentications per client address per window before it gets 429; 0 turns it off',
   }),
   MEMEX_AUTH_FAILURE_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000, description: 'Failed-authentication window' }),
+  MEMEX_AUDIT_QUERIES: Type.Union([Type.Literal('off'), Type.Literal('hash'), Type.Literal('full')], {
+    default: 'off',
+    description: 'What the audit trail keeps of search, chat and generate text: nothing, its SHA-256, or the text',
+  }),
+  MEMEX_AUDIT_RETENTION: Type.String({ default: '90d', description: 'How long audit entries are kept: 90d, 12h, 3600s…' }),
 });
 export type GatewayConfig = Static<typeof GatewayEnv> & { MEMEX_BODY_LIMIT: number };
 
@@ -59,6 +65,11 @@ export function bodyLimit(config: Static<typeof GatewayEnv>): number {
 export function loadGatewayConfig(env: Record<string, string | undefined>): GatewayConfig {
   const loaded = loadEnv(GatewayEnv, env);
   const config = { ...loaded, MEMEX_BODY_LIMIT: bodyLimit(loaded) };
+  try {
+    parseRetention(config.MEMEX_AUDIT_RETENTION);
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration: ${(error as Error).message}`);
+  }
   if (Boolean(config.MEMEX_TLS_CERT) !== Boolean(config.MEMEX_TLS_KEY)) {
     throw new ConfigError('Invalid configuration: MEMEX_TLS_CERT and MEMEX_TLS_KEY must be set together');
   }

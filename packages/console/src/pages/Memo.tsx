@@ -3,7 +3,7 @@ import type { MemexClient } from '@memex/client';
 import { ErrorNote, StatusBadge, useLoad, when } from '../ui';
 import { MemoForm } from './MemoForm';
 
-export function MemoPage({ client, memoId }: { client: MemexClient; memoId: string }) {
+export function MemoPage({ client, memoId, canWrite = true }: { client: MemexClient; memoId: string; canWrite?: boolean }) {
   const memo = useLoad(() => client.getMemo(memoId), [client, memoId]);
   const status = useLoad(() => client.getMemoStatus(memoId), [client, memoId]);
   const history = useLoad(() => client.getMemoHistory(memoId), [client, memoId]);
@@ -47,9 +47,9 @@ export function MemoPage({ client, memoId }: { client: MemexClient; memoId: stri
         <div class="row">
           {status.data && <StatusBadge status={status.data.status} />}
           <button onClick={refresh}>Refresh</button>
-          <button onClick={() => setEditing((e) => !e)} aria-expanded={editing}>{editing ? 'Cancel' : 'Edit'}</button>
+          {canWrite && <button onClick={() => setEditing((e) => !e)} aria-expanded={editing}>{editing ? 'Cancel' : 'Edit'}</button>}
           {hasFile && <button onClick={download}>Download original</button>}
-          <button class="danger" onClick={remove}>Delete</button>
+          {canWrite && <button class="danger" onClick={remove}>Delete</button>}
         </div>
       </div>
       <ErrorNote error={error} />

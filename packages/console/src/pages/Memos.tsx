@@ -23,7 +23,7 @@ function filtersOf(source: string, tag: string, metaKey: string, metaValue: stri
   return filters;
 }
 
-export function MemosPage({ client }: { client: MemexClient }) {
+export function MemosPage({ client, canWrite = true }: { client: MemexClient; canWrite?: boolean }) {
   const [page, setPage] = useState(1);
   const [form, setForm] = useState({ source: '', tag: '', metaKey: '', metaValue: '' });
   const [applied, setApplied] = useState<Filter[]>([]);
@@ -51,7 +51,7 @@ export function MemosPage({ client }: { client: MemexClient }) {
     <section aria-labelledby="memos-h">
       <div class="row spread">
         <h1 id="memos-h">Memos</h1>
-        <button onClick={() => setCreating((c) => !c)} aria-expanded={creating}>{creating ? 'Close' : 'New memo'}</button>
+        {canWrite && <button onClick={() => setCreating((c) => !c)} aria-expanded={creating}>{creating ? 'Close' : 'New memo'}</button>}
       </div>
       {creating && (
         <MemoForm

@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import type { MemexClient, RotatedKey } from '@memex/client';
+import type { Access } from '../session';
 import { ErrorNote, useLoad, when } from '../ui';
 
-export function ProjectPage({ client, onKeyRotated }: { client: MemexClient; onKeyRotated: (apiKey: string) => void }) {
+export function ProjectPage({ client, onKeyRotated, access }: { client: MemexClient; onKeyRotated: (apiKey: string) => void; access?: Access | undefined }) {
   const info = useLoad(() => client.getProject(), [client]);
   const memos = useLoad(() => client.listMemos({ page_size: 1 }), [client]);
   const [rotated, setRotated] = useState<RotatedKey>();
@@ -52,9 +53,25 @@ export function ProjectPage({ client, onKeyRotated }: { client: MemexClient; onK
           <button onClick={info.reload}>Refresh</button>
         </>
       )}
-      <h2>API key</h2>
-      <p>Rotating issues a new key and revokes every older one. The new key is shown once, here; this tab switches to it.</p>
-      <button class="danger" onClick={rotate}>Rotate key</button>
+      {access && (
+        <>
+          <h2>This key</h2>
+          <dl class="facts" data-testid="key-access">
+            <dt>Key ID</dt><dd><code>{access.key_id ?? 'organization token'}</code>{access.subject ? ` (token for ${access.subject})` : ''}</dd>
+            <dt>Scopes</dt><dd>{access.owner ? 'owner: every scope' : access.scopes.join(', ')}</dd>
+            <dt>Knowledge space</dt>
+            <dd>{access.filters.length === 0 ? 'the whole project' : <code>{access.filters.map((f) => `${f.field} ${f.operator} ${JSON.stringify(f.value)}`).join(' AND ')}</code>}</dd>
+            <dt>Expires</dt><dd>{access.expires_at ? when(access.expires_at) : 'never'}</dd>
+          </dl>
+        </>
+      )}
+      {(!access || access.owner) && (
+        <>
+          <h2>API key</h2>
+          <p>Rotating issues a new key and revokes every older one. The new key is shown once, here; this tab switches to it.</p>
+          <button class="danger" onClick={rotate}>Rotate key</button>
+        </>
+      )}
       <ErrorNote error={error} />
       {rotated && (
         <div class="newkey" role="status">

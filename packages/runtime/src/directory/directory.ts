@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { Buckets } from '@memex/contracts';
+import { Buckets, type Filter, type Scope } from '@memex/contracts';
 import { decodeJson, encodeJson } from '../nats/codec';
 
 export interface OrganizationRecord {
@@ -17,12 +17,26 @@ export interface ProjectRecord {
   createdAt: string;
   /** Hashes of the project's live API keys. */
   keyHashes: string[];
+  /** 256-bit secret (base64url) that signs the project's access tokens; replaced on key rotation. */
+  tokenSecret?: string;
 }
 
+/** A key without `scopes` is an owner key: every scope, the whole project. */
 export interface ApiKeyRecord {
   projectId: string;
   organizationId: string;
   createdAt: string;
+  name?: string;
+  scopes?: Scope[];
+  filters?: Filter[];
+  expiresAt?: string | null;
+}
+
+/** A key as listed: its id (the start of its hash, the CLI's fingerprint) and record; never the secret. */
+export interface KeyListing {
+  keyId: string;
+  record: ApiKeyRecord;
+  lastUsedAt: string | null;
 }
 
 export interface OrgTokenRecord {
@@ -43,8 +57,17 @@ export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
+/** A key's public id: the start of its hash (what `key list` has always shown as the fingerprint). */
+export function keyIdOf(hash: string): string {
+  return hash.slice(0, 16);
+}
+
 function newSecret(prefix: string): string {
   return `${prefix}${randomBytes(32).toString('base64url')}`;
+}
+
+function newTokenSecret(): string {
+  return randomBytes(32).toString('base64url');
 }
 
 export class DirectoryError extends Error {
@@ -64,6 +87,7 @@ export class Directory {
     readonly projects: KV,
     readonly apiKeys: KV,
     readonly orgTokens: KV,
+    readonly keyUsage: KV,
   ) {}
 
   static async open(nc: NatsConnection, { replicas = 1 }: { replicas?: number } = {}): Promise<Directory> {
@@ -74,6 +98,7 @@ export class Directory {
       await open(Buckets.projects),
       await open(Buckets.apiKeys),
       await open(Buckets.orgTokens),
+      await open(Buckets.keyUsage),
     );
   }
 
@@ -154,7 +179,7 @@ export class Directory {
   async createProject(name: string, organizationId?: string): Promise<{ project: ProjectRecord; apiKey: string }> {
     const org = organizationId ? await this.getOrganization(organizationId) : await this.defaultOrganization();
     if (!org) throw new DirectoryError(`No organization ${organizationId}`);
-    const project: ProjectRecord = { id: randomUUID(), organizationId: org.id, name, createdAt: new Date().toISOString(), keyHashes: [] };
+    const project: ProjectRecord = { id: randomUUID(), organizationId: org.id, name, createdAt: new Date().toISOString(), keyHashes: [], tokenSecret: newTokenSecret() };
     const taken = () => new DirectoryError(`a project named "${name}" already exists in organization ${org.id} (${org.name})`);
     // Projects made before names were claimed are found by a scan.
     if ((await this.listProjects(org.id)).some((p) => p.name === name)) throw taken();
@@ -170,12 +195,68 @@ export class Directory {
     return { project: { ...project, keyHashes: [hash] }, apiKey };
   }
 
-  private async storeKey(project: Pick<ProjectRecord, 'id' | 'organizationId'>): Promise<{ apiKey: string; hash: string }> {
+  private async storeKey(
+    project: Pick<ProjectRecord, 'id' | 'organizationId'>,
+    scoped: Pick<ApiKeyRecord, 'name' | 'scopes' | 'filters' | 'expiresAt'> = {},
+  ): Promise<{ apiKey: string; hash: string; record: ApiKeyRecord }> {
     const apiKey = newSecret(API_KEY_PREFIX);
     const hash = hashSecret(apiKey);
-    const record: ApiKeyRecord = { projectId: project.id, organizationId: project.organizationId, createdAt: new Date().toISOString() };
+    const record: ApiKeyRecord = { projectId: project.id, organizationId: project.organizationId, createdAt: new Date().toISOString(), ...scoped };
     await this.apiKeys.put(hash, encodeJson(record));
-    return { apiKey, hash };
+    return { apiKey, hash, record };
+  }
+
+  /** A scoped key: only `scopes`, only inside `filters`, until `expiresAt`. The secret is returned once. */
+  async createKey(
+    projectId: string,
+    input: { name: string; scopes: Scope[]; filters: Filter[]; expiresAt: string | null },
+  ): Promise<{ keyId: string; apiKey: string; record: ApiKeyRecord }> {
+    const project = await this.getProject(projectId);
+    if (!project) throw new DirectoryError(`No project ${projectId}`);
+    const { apiKey, hash, record } = await this.storeKey(project, input);
+    try {
+      await this.updateProject(projectId, (p) => ({ ...p, keyHashes: [...p.keyHashes, hash] }));
+    } catch (error) {
+      await this.apiKeys.delete(hash);
+      throw error;
+    }
+    return { keyId: keyIdOf(hash), apiKey, record };
+  }
+
+  /** Every live key of the project, owner keys included, oldest first. */
+  async projectKeys(projectId: string): Promise<KeyListing[]> {
+    const project = await this.getProject(projectId);
+    if (!project) throw new DirectoryError(`No project ${projectId}`);
+    const out: KeyListing[] = [];
+    for (const hash of project.keyHashes) {
+      const record = await this.read<ApiKeyRecord>(this.apiKeys, hash);
+      if (!record) continue;
+      const usage = await this.read<{ lastUsedAt: string }>(this.keyUsage, keyIdOf(hash));
+      out.push({ keyId: keyIdOf(hash), record, lastUsedAt: usage?.lastUsedAt ?? null });
+    }
+    return out.sort((a, b) => a.record.createdAt.localeCompare(b.record.createdAt));
+  }
+
+  /** Revokes one key by id; false when the project has no such key. Its tokens die with it. */
+  async deleteKey(projectId: string, keyId: string): Promise<boolean> {
+    let removed: string | undefined;
+    await this.updateProject(projectId, (p) => {
+      removed = p.keyHashes.find((h) => keyIdOf(h) === keyId);
+      return removed ? { ...p, keyHashes: p.keyHashes.filter((h) => h !== removed) } : p;
+    });
+    if (!removed) return false;
+    await this.apiKeys.delete(removed);
+    await this.keyUsage.delete(keyId).catch(() => undefined);
+    return true;
+  }
+
+  /** The project's token-signing secret, made on first use for projects older than tokens. */
+  async tokenSecret(projectId: string): Promise<string> {
+    const project = await this.getProject(projectId);
+    if (!project) throw new DirectoryError(`No project ${projectId}`);
+    if (project.tokenSecret) return project.tokenSecret;
+    const { after } = await this.updateProject(projectId, (p) => (p.tokenSecret ? p : { ...p, tokenSecret: newTokenSecret() }));
+    return after.tokenSecret!;
   }
 
   /** Changes a project record with compare-and-set, so concurrent key changes never lose one. */
@@ -195,12 +276,15 @@ export class Directory {
     throw new DirectoryError(`project ${projectId} is being changed by someone else; try again`);
   }
 
-  /** Issues a new key and revokes every older one. */
+  /**
+   * Issues a new owner key and revokes every older key (scoped ones included); the token-signing
+   * secret is replaced too, so every token minted so far stops working.
+   */
   async rotateKey(projectId: string): Promise<string> {
     const project = await this.getProject(projectId);
     if (!project) throw new DirectoryError(`No project ${projectId}`);
     const { apiKey, hash } = await this.storeKey(project);
-    const { before } = await this.updateProject(projectId, (p) => ({ ...p, keyHashes: [hash] }));
+    const { before } = await this.updateProject(projectId, (p) => ({ ...p, keyHashes: [hash], tokenSecret: newTokenSecret() }));
     for (const old of before.keyHashes) if (old !== hash) await this.apiKeys.delete(old);
     return apiKey;
   }

@@ -1,9 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { Consumers, MemexError, Streams } from '@memex/contracts';
+import { Consumers, MemexError, Streams, type Filter } from '@memex/contracts';
 import { waitForConsumer, type CommandClient, type ContentStore, type Logger, type Metrics } from '@memex/runtime';
+import type { AuditTrail } from '../auth/audit';
 import { authenticate, projectFor, type Credentials } from '../auth/authenticate';
+import { checkAccess, type Caller } from '../auth/scopes';
 import type { GatewayConfig } from '../config';
 import type { RateLimiter } from '../rateLimit/limiter';
 
@@ -22,11 +24,17 @@ export interface GatewayDeps {
   metrics: Metrics;
   /** This gateway instance's id, as its metrics are labelled. */
   instance: string;
+  /** Where authenticated calls are recorded; the app opens one from the config if absent. */
+  audit?: AuditTrail;
 }
 
 interface RequestContext {
   projectId: string;
   requestId: string;
+  /** Who calls, with what scopes. */
+  caller: Caller;
+  /** The caller's knowledge space, to be ANDed into every retrieval and lookup (empty: the project). */
+  space: Filter[];
 }
 
 /** Reads a `project_id` a request names (body for POSTs, query string otherwise) without validating the rest. */
@@ -45,6 +53,8 @@ export function requestedProject(source: unknown): string | undefined {
 export function requestContext(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, requested?: string): RequestContext {
   const principal = authenticateLimited(deps, request, reply);
   const projectId = projectFor(deps.credentials, principal, requested);
+  // The route's scope is checked here, for every API route, before any work.
+  const caller = checkAccess(request, principal, projectId);
   if (deps.limiter.enabled) {
     const decision = deps.limiter.take(projectId);
     const resetS = Math.ceil(decision.resetMs / 1000);
@@ -56,7 +66,7 @@ export function requestContext(deps: GatewayDeps, request: FastifyRequest, reply
       throw new MemexError('RateLimited');
     }
   }
-  return { projectId, requestId: request.id };
+  return { projectId, requestId: request.id, caller, space: [...caller.space] };
 }
 
 /**

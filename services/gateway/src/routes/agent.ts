@@ -28,8 +28,9 @@ import {
   type StreamAccepted,
   type StreamEvent,
 } from '@memex/contracts';
-import { TokenStreamReader, query } from '@memex/runtime';
+import { ChatOwners, TokenStreamReader, chatListItem, query } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
+import { noteMemoIds, noteQuery } from '../auth/scopes';
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse, 500: ErrorResponse };
 
@@ -124,7 +125,10 @@ async function sse(
     await write(': ping\n\n');
     for await (const message of reader) {
       if (message.kind === 'token') await event({ type: 'token', content: message.content });
-      else if (message.kind === 'citations') await event({ type: 'citations', citations: message.citations });
+      else if (message.kind === 'citations') {
+        noteMemoIds(request, message.citations.map((c) => c.memo_uuid));
+        await event({ type: 'citations', citations: message.citations });
+      }
       else if (message.kind === 'end') {
         failed = false;
         // Skald's shape: the references object travels as JSON text in `content`.
@@ -179,10 +183,18 @@ async function readWholeChat(deps: GatewayDeps, projectId: string, chatId: strin
 
 export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   const timeoutMs = deps.config.MEMEX_AGENT_TIMEOUT_MS;
+  // Scoped callers see and continue only the chats they started.
+  let owners: Promise<ChatOwners> | undefined;
+  const chatOwners = () =>
+    (owners ??= ChatOwners.open(deps.nc, deps.config.MEMEX_NATS_REPLICAS).catch((error: unknown) => {
+      owners = undefined;
+      throw error;
+    }));
 
   app.post(
     '/api/v1/chat',
     {
+      config: { access: { scope: 'chat', action: 'chat' } },
       schema: {
         operationId: 'chat',
         summary: 'Ask the agent',
@@ -202,15 +214,19 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.body));
       const input = parseChatBody(request.body);
+      noteQuery(request, input.query);
+      if (!ctx.caller.owner && input.chatId !== undefined && !(await (await chatOwners()).owns(ctx.caller, input.chatId))) throw new MemexError('ChatNotFound');
       const body: AgentChatRequest = {
         projectId: ctx.projectId,
         query: input.query,
-        filters: input.filters,
+        // The caller's space, ANDed into the first retrieval and every tool call the agent makes.
+        filters: [...ctx.space, ...input.filters],
         ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
         ...(input.chatId !== undefined ? { chatId: input.chatId } : {}),
         ...(input.rag ? { rag: input.rag } : {}),
       };
       const { reader, accepted } = await startAnswer(deps, Subjects.query.agentChat, body, ctx.requestId);
+      if (!ctx.caller.owner && input.chatId === undefined && accepted.chatId) await (await chatOwners()).record(ctx.caller, accepted.chatId);
       if (input.stream) {
         // The agent names the chat when it accepts; the done event carries the id once the chat is
         // stored (the answer completed), or when the request continued a chat that already exists.
@@ -218,6 +234,7 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         return reply;
       }
       const answer = (await collect(request, reader, timeoutMs)) as AgentChatReply;
+      noteMemoIds(request, answer.citations.map((c) => c.memo_uuid));
       return {
         ok: true,
         response: answer.response,
@@ -232,6 +249,7 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post(
     '/api/v1/generate',
     {
+      config: { access: { scope: 'generate', action: 'generate' } },
       schema: {
         operationId: 'generate',
         summary: 'Generate a document',
@@ -246,10 +264,11 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.body));
       const input = parseGenerateBody(request.body);
+      noteQuery(request, input.prompt);
       const body: AgentGenerateRequest = {
         projectId: ctx.projectId,
         prompt: input.prompt,
-        filters: input.filters,
+        filters: [...ctx.space, ...input.filters],
         ...(input.rules !== undefined ? { rules: input.rules } : {}),
         ...(input.rag ? { rag: input.rag } : {}),
       };
@@ -259,6 +278,7 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         return reply;
       }
       const answer = await collect(request, reader, timeoutMs);
+      noteMemoIds(request, answer.citations.map((c) => c.memo_uuid));
       return {
         ok: true,
         response: answer.response,
@@ -272,6 +292,7 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.get(
     '/api/v1/chat',
     {
+      config: { access: { scope: 'chat', action: 'chat.list' } },
       schema: {
         operationId: 'listChats',
         summary: 'List chats',
@@ -284,6 +305,13 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const page = parseChatListQuery(request.query as Record<string, unknown>);
+      if (!ctx.caller.owner) {
+        const ids = await (await chatOwners()).chatsOf(ctx.caller);
+        const slice = ids.slice((page.page - 1) * page.pageSize, page.page * page.pageSize);
+        const chats = await Promise.all(slice.map((id) => readWholeChat(deps, ctx.projectId, id, ctx.requestId).catch(() => undefined)));
+        const results = chats.filter((c): c is Chat => c !== undefined).map(chatListItem);
+        return { results, count: ids.length, page: page.page, page_size: page.pageSize, total_pages: Math.ceil(ids.length / page.pageSize) };
+      }
       return query<ChatListRequest, ChatListResponse>(deps.nc, Subjects.query.agentChatList, { projectId: ctx.projectId, ...page }, {
         requestId: ctx.requestId,
         timeoutMs: deps.config.MEMEX_QUERY_TIMEOUT_MS,
@@ -294,12 +322,14 @@ export function agentRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.get(
     '/api/v1/chat/:chat_uuid',
     {
+      config: { access: { scope: 'chat', action: 'chat.read' } },
       schema: { operationId: 'getChat', summary: 'Read a chat', description: 'Its messages in order.', tags: ['agent'], params: ChatParams, response: { 200: Chat, ...errors } },
     },
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const chatId = (request.params as { chat_uuid: string }).chat_uuid;
       if (!isUuid(chatId)) throw new MemexError('ChatNotFound');
+      if (!ctx.caller.owner && !(await (await chatOwners()).owns(ctx.caller, chatId.toLowerCase()))) throw new MemexError('ChatNotFound');
       return readWholeChat(deps, ctx.projectId, chatId.toLowerCase(), ctx.requestId);
     },
   );

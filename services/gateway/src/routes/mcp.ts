@@ -32,6 +32,7 @@ export function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post(
     '/mcp',
     {
+      config: { access: { scope: 'any', action: 'mcp' } },
       schema: {
         summary: 'Model Context Protocol (streamable HTTP)',
         description: 'Tools search, ask, generate, create_memo, get_memo, list_memos, update_memo, delete_memo; memos as memex://memo/{uuid}. Same bearer key as the API.',
@@ -41,6 +42,8 @@ export function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async (request, reply) => {
       const requested = requestedProject(request.query);
       const ctx = requestContext(deps, request, reply, requested);
+      const rpc = request.body as { method?: unknown; params?: { name?: unknown } } | undefined;
+      if (request.auditNote && rpc?.method === 'tools/call' && typeof rpc.params?.name === 'string') request.auditNote.action = `mcp.${rpc.params.name.slice(0, 64)}`;
       const authorization = request.headers.authorization!;
       const client = new MemexClient({ baseUrl: 'http://gateway.internal', apiKey: authorization.replace(/^Bearer\s+/i, '').trim(), fetch: fetchHere, maxRetries: 0, ...(requested ? { projectId: ctx.projectId } : {}) });
       reply.hijack();
@@ -49,7 +52,7 @@ export function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         const value = reply.getHeader(name);
         if (value !== undefined) reply.raw.setHeader(name, value as string);
       }
-      await handleMcpHttp(client, request.raw, reply.raw, request.body);
+      await handleMcpHttp(client, request.raw, reply.raw, request.body, { scopes: ctx.caller.owner ? undefined : ctx.caller.scopes });
     },
   );
   const notAllowed = { schema: { hide: true } };

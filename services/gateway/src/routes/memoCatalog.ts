@@ -23,6 +23,7 @@ import { query } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
 import { memoRef } from '../http/memoRef';
 import { pageLinks } from '../http/pageLinks';
+import { noteMemoIds } from '../auth/scopes';
 
 const LIST_PATH = '/api/v1/memo';
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };
@@ -48,6 +49,7 @@ export function memoCatalogRoutes(app: FastifyInstance, deps: GatewayDeps): void
   app.get(
     LIST_PATH,
     {
+      config: { access: { scope: 'memos:read', action: 'memo.list' } },
       schema: {
         operationId: 'listMemos',
         summary: 'List memos',
@@ -65,7 +67,13 @@ export function memoCatalogRoutes(app: FastifyInstance, deps: GatewayDeps): void
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const input = parseMemoListQuery(request.query as Record<string, unknown>);
-      const list = await query<MemoListRequest, MemoListReply>(deps.nc, Subjects.query.memoList, { projectId: ctx.projectId, ...input }, queryOptions(ctx.requestId));
+      const list = await query<MemoListRequest, MemoListReply>(
+        deps.nc,
+        Subjects.query.memoList,
+        { projectId: ctx.projectId, ...input, filters: [...ctx.space, ...input.filters] },
+        queryOptions(ctx.requestId),
+      );
+      noteMemoIds(request, list.results.map((m) => m.uuid));
       const body: MemoListResponse = { ...list, ...pageLinks(LIST_PATH, request.url, list.page, list.total_pages) };
       return body;
     },
@@ -74,6 +82,7 @@ export function memoCatalogRoutes(app: FastifyInstance, deps: GatewayDeps): void
   app.get(
     '/api/v1/memo/:memo_id/status',
     {
+      config: { access: { scope: 'memos:read', action: 'memo.status' } },
       schema: {
         operationId: 'getMemoStatus',
         summary: "A memo's processing status",
@@ -90,7 +99,8 @@ export function memoCatalogRoutes(app: FastifyInstance, deps: GatewayDeps): void
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const ref = memoRef(request.params, request.query);
-      const status = await query<MemoAddressRequest, MemoStatusResponse>(deps.nc, Subjects.query.memoStatus, { projectId: ctx.projectId, ref }, queryOptions(ctx.requestId));
+      const status = await query<MemoAddressRequest, MemoStatusResponse>(deps.nc, Subjects.query.memoStatus, { projectId: ctx.projectId, ref, ...(ctx.space.length ? { space: ctx.space } : {}) }, queryOptions(ctx.requestId));
+      noteMemoIds(request, [status.memo_uuid]);
       const etag = etagOf(status);
       reply.header('etag', etag).header('cache-control', 'private, max-age=1');
       if (request.headers['if-none-match'] === etag) return reply.code(304).send();
@@ -101,6 +111,7 @@ export function memoCatalogRoutes(app: FastifyInstance, deps: GatewayDeps): void
   app.get(
     '/api/v1/memo/:memo_id/history',
     {
+      config: { access: { scope: 'memos:read', action: 'memo.history' } },
       schema: {
         operationId: 'getMemoHistory',
         summary: "A memo's history",
@@ -117,7 +128,9 @@ export function memoCatalogRoutes(app: FastifyInstance, deps: GatewayDeps): void
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const ref = memoRef(request.params, request.query);
-      return query<MemoAddressRequest, MemoHistoryResponse>(deps.nc, Subjects.query.memoHistory, { projectId: ctx.projectId, ref }, queryOptions(ctx.requestId));
+      const history = await query<MemoAddressRequest, MemoHistoryResponse>(deps.nc, Subjects.query.memoHistory, { projectId: ctx.projectId, ref, ...(ctx.space.length ? { space: ctx.space } : {}) }, queryOptions(ctx.requestId));
+      noteMemoIds(request, [history.memo_uuid]);
+      return history;
     },
   );
 }

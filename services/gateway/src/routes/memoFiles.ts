@@ -16,6 +16,7 @@ import { isKeyErased, query, verifyBlob } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
 import { memoRef } from '../http/memoRef';
 import { FORM_OVERHEAD_BYTES, uploadMemo } from './memoUpload';
+import { noteMemoIds } from '../auth/scopes';
 
 function isMultipartRequest(request: FastifyRequest): boolean {
   return /^multipart\/form-data/i.test(String(request.headers['content-type'] ?? ''));
@@ -49,7 +50,7 @@ export function memoFileRoutes(app: FastifyInstance, deps: GatewayDeps): void {
 
   // Skald's older upload path, where its 0.3 Node SDK posts the same form. Kept out of the OpenAPI
   // document: the documented route is POST /api/v1/memo.
-  app.post('/api/v1/memo/upload', { schema: { hide: true } }, async (request, reply) => {
+  app.post('/api/v1/memo/upload', { schema: { hide: true }, config: { access: { scope: 'memos:write', action: 'memo.upload' } } }, async (request, reply) => {
     if (request.isMultipart()) return uploadMemo(deps, request, reply);
     requestContext(deps, request, reply, requestedProject(request.query));
     throw new MemexError('FileRequired');
@@ -58,6 +59,7 @@ export function memoFileRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.get(
     '/api/v1/memo/:memo_id/file',
     {
+      config: { access: { scope: 'memos:read', action: 'memo.file' } },
       schema: {
         operationId: 'downloadMemoFile',
         summary: "Download a memo's original file",
@@ -80,10 +82,11 @@ export function memoFileRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const ref = memoRef(request.params, request.query);
-      const { memoId, file } = await query<MemoAddressRequest, MemoFileReply>(deps.nc, Subjects.query.memoFile, { projectId: ctx.projectId, ref }, {
+      const { memoId, file } = await query<MemoAddressRequest, MemoFileReply>(deps.nc, Subjects.query.memoFile, { projectId: ctx.projectId, ref, ...(ctx.space.length ? { space: ctx.space } : {}) }, {
         requestId: ctx.requestId,
         timeoutMs: config.MEMEX_QUERY_TIMEOUT_MS,
       });
+      noteMemoIds(request, [memoId]);
       const { blobs, keyring } = deps.content;
       const sealed = await blobs.get(file.blob.name);
       if (!sealed) throw new MemexError('MemoNotFound');

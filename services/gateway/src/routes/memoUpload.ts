@@ -19,6 +19,8 @@ import {
 import { SEAL_FOR_TRANSIT, query, uuidV7 } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
 import { idempotentMemoId } from '../http/idempotencyKey';
+import { noteMemoIds } from '../auth/scopes';
+import { createInSpace } from '../auth/space';
 
 /** Form fields an upload takes besides `file` (Skald's names; metadata and tags as JSON text). */
 const FORM_FIELDS = new Set(['title', 'reference_id', 'source', 'expiration_date', 'metadata', 'tags', 'project_id']);
@@ -64,6 +66,7 @@ export async function uploadMemo(deps: GatewayDeps, request: FastifyRequest, rep
     throw error;
   }
   const ctx = requestContext(deps, request, reply, fields.get('project_id') ?? requestedProject(request.query));
+  if (request.auditNote) request.auditNote.action = 'memo.upload';
   if (!upload) throw new MemexError('FileRequired');
   const { filename, bytes } = upload;
   const { format, mimetype } = sniffFileType(bytes, filename);
@@ -83,7 +86,7 @@ export async function uploadMemo(deps: GatewayDeps, request: FastifyRequest, rep
     ...(fields.has('expiration_date') ? { expiration_date: fields.get('expiration_date') } : {}),
     ...(fields.has('tags') ? { tags: jsonField(fields.get('tags'), 'tags') } : {}),
   });
-  const { content: _placeholder, ...input } = parsed;
+  const { content: _placeholder, ...input } = createInSpace(ctx.space, parsed);
 
   const commandId = idempotentMemoId(ctx.projectId, request.headers['idempotency-key']);
   const memoId = commandId ?? uuidV7();
@@ -130,6 +133,7 @@ export async function uploadMemo(deps: GatewayDeps, request: FastifyRequest, rep
     await content.remove(empty).catch(() => undefined);
     throw error;
   }
+  noteMemoIds(request, [memoId]);
   reply.header('Location', `/api/v1/memo/${memoId}`);
   return { ok: true as const, memo_uuid: memoId };
 }

@@ -27,6 +27,8 @@ import { idempotentMemoId } from '../http/idempotencyKey';
 import { memoRef } from '../http/memoRef';
 import { uploadMemo } from './memoUpload';
 import { memoBody } from './memoBody';
+import { noteMemoIds } from '../auth/scopes';
+import { assertStaysInSpace, createInSpace } from '../auth/space';
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };
 
@@ -46,11 +48,11 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   };
 
   /** The memo a route addresses, which must belong to the caller's project. */
-  const resolveOwn = async (projectId: string, ref: MemoRef, requestId: string): Promise<string> => {
+  const resolveOwn = async (projectId: string, ref: MemoRef, requestId: string, space: MemoGetRequest['space'] = []): Promise<string> => {
     const { memoId, ownerProjectId } = await query<MemoGetRequest, MemoResolveReply>(
       deps.nc,
       Subjects.query.memoResolve,
-      { projectId, ref },
+      { projectId, ref, ...(space.length ? { space } : {}) },
       queryOptions(requestId),
     );
     if (ownerProjectId !== projectId) throw new MemexError('ResourceNotInProject');
@@ -70,6 +72,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post(
     '/api/v1/memo',
     {
+      config: { access: { scope: 'memos:write', action: 'memo.create' } },
       schema: {
         operationId: 'createMemo',
         summary: 'Create a memo',
@@ -87,7 +90,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async (request, reply) => {
       if (request.isMultipart()) return uploadMemo(deps, request, reply);
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
-      const input = parseCreateMemoBody(request.body, limits);
+      const input = createInSpace(ctx.space, parseCreateMemoBody(request.body, limits));
       const commandId = idempotentMemoId(ctx.projectId, request.headers['idempotency-key']);
       const memoId = commandId ?? uuidV7();
       if (commandId) {
@@ -110,6 +113,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
           { requestId: ctx.requestId, timeoutMs: budget.left(), ...(commandId ? { commandId } : {}) },
         ),
       );
+      noteMemoIds(request, [memoId]);
       reply.header('Location', `/api/v1/memo/${memoId}`);
       return { ok: true as const, memo_uuid: memoId };
     },
@@ -118,6 +122,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.get(
     '/api/v1/memo/:memo_id',
     {
+      config: { access: { scope: 'memos:read', action: 'memo.read' } },
       schema: {
         operationId: 'getMemo',
         summary: 'Read a memo',
@@ -131,7 +136,8 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const ref = memoRef(request.params, request.query);
-      const view = await query<MemoGetRequest, MemoView>(deps.nc, Subjects.query.memoGet, { projectId: ctx.projectId, ref }, queryOptions(ctx.requestId));
+      const view = await query<MemoGetRequest, MemoView>(deps.nc, Subjects.query.memoGet, { projectId: ctx.projectId, ref, ...(ctx.space.length ? { space: ctx.space } : {}) }, queryOptions(ctx.requestId));
+      noteMemoIds(request, [view.uuid]);
       const text = await content.read(ctx.projectId, view.uuid, view.content_ref).catch((error: unknown) => {
         // Erased between the read model and now.
         if ((error as Error).name === 'KeyErasedError') return undefined;
@@ -145,6 +151,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.patch(
     '/api/v1/memo/:memo_id',
     {
+      config: { access: { scope: 'memos:write', action: 'memo.update' } },
       schema: {
         operationId: 'updateMemo',
         summary: 'Update a memo',
@@ -164,7 +171,12 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       const ref = memoRef(request.params, request.query);
       const input = parseUpdateMemoBody(request.body, limits);
       const { projectId } = ctx;
-      const memoId = await resolveOwn(projectId, ref, ctx.requestId);
+      const memoId = await resolveOwn(projectId, ref, ctx.requestId, ctx.space);
+      if (ctx.space.length) {
+        const view = await query<MemoGetRequest, MemoView>(deps.nc, Subjects.query.memoGet, { projectId, ref: { idType: 'memo_uuid', id: memoId }, space: ctx.space }, queryOptions(ctx.requestId));
+        assertStaysInSpace(ctx.space, view, input);
+      }
+      noteMemoIds(request, [memoId]);
       const { content: text, ...fields } = input;
       const budget = new WriteBudget(config.MEMEX_COMMAND_TIMEOUT_MS, () => natsConnected(deps.nc));
       const contentRef = text === undefined ? undefined : await budget.retry(() => content.write(projectId, memoId, text), (late) => content.remove(late));
@@ -181,6 +193,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.delete(
     '/api/v1/memo/:memo_id',
     {
+      config: { access: { scope: 'memos:write', action: 'memo.delete' } },
       schema: {
         operationId: 'deleteMemo',
         summary: 'Delete a memo',
@@ -194,7 +207,8 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
       const ref = memoRef(request.params, request.query);
-      const memoId = await resolveOwn(ctx.projectId, ref, ctx.requestId);
+      const memoId = await resolveOwn(ctx.projectId, ref, ctx.requestId, ctx.space);
+      noteMemoIds(request, [memoId]);
       const { eventSeq } = await commands.send('delete', { projectId: ctx.projectId, memoId }, commandOptions(ctx.requestId));
       await awaitSearchConsistency(deps, eventSeq);
       return reply.code(204).send();

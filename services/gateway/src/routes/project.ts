@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { ErrorResponse, MemexError, Nullable, Uuid } from '@memex/contracts';
+import { ErrorResponse, Filter, MemexError, Nullable, ScopeSchema, Uuid } from '@memex/contracts';
 import { Directory, IndexStateStore } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
 
@@ -17,6 +17,17 @@ const ProjectInfo = Type.Object(
         remaining: Type.Integer({ description: 'Requests left in the current window, this one counted' }),
         reset_s: Type.Integer({ description: 'Seconds until the window resets' }),
       }),
+    ),
+    access: Type.Object(
+      {
+        key_id: Nullable(Type.String({ description: 'The key used (for a token: the key that minted it); null for an organization token' })),
+        owner: Type.Boolean({ description: 'An owner key: every scope, the whole project' }),
+        scopes: Type.Array(ScopeSchema),
+        filters: Type.Array(Filter, { description: "The caller's knowledge space" }),
+        subject: Nullable(Type.String()),
+        expires_at: Nullable(Type.String({ format: 'date-time' })),
+      },
+      { description: 'What the calling key or token may do, so a console can hide the rest' },
     ),
     embedding: Type.Object({
       active_model: Nullable(Type.String({ description: 'The model the index serves; null before the first indexer started' })),
@@ -61,6 +72,7 @@ export function projectRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.get(
     '/api/v1/project',
     {
+      config: { access: { scope: 'any', action: 'project.read' } },
       schema: {
         operationId: 'getProject',
         summary: 'Read the caller’s project',
@@ -81,6 +93,14 @@ export function projectRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         name: project.name,
         organization_id: project.organizationId,
         created_at: project.createdAt,
+        access: {
+          key_id: ctx.caller.keyId,
+          owner: ctx.caller.owner,
+          scopes: [...ctx.caller.scopes],
+          filters: [...ctx.caller.space],
+          subject: ctx.caller.subject,
+          expires_at: ctx.caller.expiresAt === null ? null : new Date(ctx.caller.expiresAt).toISOString(),
+        },
         rate_limit: deps.limiter.enabled
           ? {
               limit: header('RateLimit-Limit'),
@@ -108,6 +128,7 @@ export function projectRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post(
     '/api/v1/project/key',
     {
+      config: { access: { scope: 'owner', action: 'keys.rotate' } },
       schema: {
         operationId: 'rotateProjectKey',
         summary: 'Rotate the project’s API key',

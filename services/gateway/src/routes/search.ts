@@ -12,6 +12,12 @@ import {
 } from '@memex/contracts';
 import { queryJson } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
+import { noteMemoIds, noteQuery } from '../auth/scopes';
+
+/** The memo uuids of a search response's bytes, for the audit trail, without decoding it. */
+function memoUuidsIn(body: Buffer): string[] {
+  return [...new Set(Array.from(body.toString('latin1').matchAll(/"memo_uuid":"([0-9a-f-]{36})"/g), (m) => m[1]!))];
+}
 
 /** How a search response begins; the title search's results are sent inside it. */
 const RESULTS_PREFIX = Buffer.from('{"results":');
@@ -22,6 +28,7 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post(
     '/api/v1/search',
     {
+      config: { access: { scope: 'search', action: 'search' } },
       schema: {
         operationId: 'search',
         summary: 'Search memos',
@@ -39,13 +46,17 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     },
     async (request, reply) => {
       const ctx = requestContext(deps, request, reply, requestedProject(request.body));
-      const input = parseSearchBody(request.body);
+      const parsed = parseSearchBody(request.body);
+      // The caller's space, ANDed into the filters every backend applies before ranking.
+      const input = ctx.space.length ? { ...parsed, filters: [...ctx.space, ...parsed.filters] } : parsed;
+      noteQuery(request, input.query);
       const options = { requestId: ctx.requestId, timeoutMs: deps.config.MEMEX_QUERY_TIMEOUT_MS };
       if (input.searchMethod === 'chunk_vector_search') {
         // The indexer answers with the response itself, sent on as it came: the gateway never
         // decodes the chunk texts and summaries it carries.
         const indexQuery: IndexSearchRequest = { ...searchRequest(ctx.projectId, input), format: 'search-response' };
         const body = await queryJson(deps.nc, Subjects.query.indexSearch, indexQuery, options);
+        noteMemoIds(request, memoUuidsIn(body));
         return reply.type(JSON_TYPE).send(body);
       }
       const titleQuery: TitleSearchRequest = {
@@ -57,6 +68,7 @@ export function searchRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       };
       // The memo service's results (a TitleSearchReply), sent on undecoded inside the response.
       const results = await queryJson(deps.nc, Subjects.query.memoTitleSearch, titleQuery, options);
+      noteMemoIds(request, memoUuidsIn(results));
       return reply.type(JSON_TYPE).send(Buffer.concat([RESULTS_PREFIX, results, CLOSING_BRACE]));
     },
   );

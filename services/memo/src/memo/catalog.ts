@@ -50,7 +50,7 @@ export async function listMemos(readModel: MemoReadModel, request: MemoListReque
 
 /** The memo's state from its event stream, for the caller's project only. */
 async function ownMemo(commands: MemoCommandService, request: MemoAddressRequest): Promise<{ memo: MemoData; events: StoredEvent[] }> {
-  const { memoId, ownerProjectId } = await commands.resolve(request.projectId, request.ref);
+  const { memoId, ownerProjectId } = await commands.resolve(request.projectId, request.ref, request.space);
   if (ownerProjectId !== request.projectId) throw new MemexError('MemoNotFound');
   const { state, events } = await commands.load(ownerProjectId, memoId);
   if (state.status !== 'active') throw new MemexError('MemoNotFound');

@@ -2,6 +2,8 @@ import {
   MemexError,
   Subjects,
   isUuid,
+  matchesFilters,
+  type Filter,
   type ChunkPreview,
   type ContentRef,
   type MemoView,
@@ -25,7 +27,7 @@ import {
 } from '@memex/runtime';
 import { VersionConflictError, type EventStore, type NewEvent, type StoredEvent } from '../eventStore/port';
 import type { OutboxPublisher } from '../outbox/publisher';
-import type { MemoReadModel, MemoRecord } from '../readModel/port';
+import { filterable, type MemoReadModel, type MemoRecord } from '../readModel/port';
 import { ContentRefCache, type InlineContentRef } from './contentRefs';
 import { decide, evolve, fold, toDomainEvents, type MemoCommand, type MemoState } from './decider';
 import type { ReferenceClaims } from './references';
@@ -173,7 +175,7 @@ export class MemoCommandService {
   }
 
   /** The read model's record of the memo a route addresses, in the caller's project for reference ids, anywhere for UUIDs. */
-  async find(projectId: string, ref: MemoRef): Promise<MemoRecord> {
+  async find(projectId: string, ref: MemoRef, space: readonly Filter[] = []): Promise<MemoRecord> {
     const record =
       ref.idType === 'memo_uuid'
         ? isUuid(ref.id)
@@ -181,12 +183,14 @@ export class MemoCommandService {
           : undefined
         : await this.deps.readModel.findByReference(projectId, ref.id);
     if (!record) throw new MemexError('MemoNotFound');
+    // Outside the caller's knowledge space a memo of its project does not exist for it.
+    if (space.length > 0 && record.projectId === projectId && !matchesFilters(filterable(record.memo), space)) throw new MemexError('MemoNotFound');
     return record;
   }
 
   /** Finds the memo a route addresses (see `find`): its id, owner and reference id. */
-  async resolve(projectId: string, ref: MemoRef): Promise<{ memoId: string; ownerProjectId: string; referenceId: string | null }> {
-    const record = await this.find(projectId, ref);
+  async resolve(projectId: string, ref: MemoRef, space: readonly Filter[] = []): Promise<{ memoId: string; ownerProjectId: string; referenceId: string | null }> {
+    const record = await this.find(projectId, ref, space);
     return { memoId: record.memo.uuid, ownerProjectId: record.projectId, referenceId: record.memo.client_reference_id };
   }
 

@@ -5,7 +5,7 @@ import type { MemoCommandService } from './handlers';
 
 /** GET of a memo: another project's memo is "not found", revealing nothing. */
 export async function getMemo(commands: MemoCommandService, request: MemoGetRequest): Promise<MemoView> {
-  const record = await commands.find(request.projectId, request.ref);
+  const record = await commands.find(request.projectId, request.ref, request.space);
   if (record.projectId !== request.projectId) throw new MemexError('MemoNotFound');
   const memo = await commands.withContent(record);
   if (!memo) throw new MemexError('MemoNotFound');
@@ -14,7 +14,7 @@ export async function getMemo(commands: MemoCommandService, request: MemoGetRequ
 
 /** Where a route's address points: the memo's uuid and the project that owns it (MemoNotFound if none). */
 export async function resolveMemo(commands: MemoCommandService, request: MemoGetRequest): Promise<MemoResolveReply> {
-  const { memoId, ownerProjectId } = await commands.resolve(request.projectId, request.ref);
+  const { memoId, ownerProjectId } = await commands.resolve(request.projectId, request.ref, request.space);
   return { memoId, ownerProjectId };
 }
 
