@@ -10,6 +10,7 @@ export {
   SERVICE_NAMES,
   Streams,
   Subjects,
+  WebhookConsumers,
   isSubjectToken,
 } from './subjects';
 export type { ConsumerName, MemoCommandName, ServiceName } from './subjects';
@@ -190,3 +191,34 @@ export type {
   MemoStatusReply,
 } from './queries';
 export { searchResponseJson, searchResultItem } from './queries';
+
+export {
+  CreateWebhookBody,
+  CreatedWebhook,
+  EVENTS_LIMIT_DEFAULT,
+  EVENTS_LIMIT_MAX,
+  EventsPage,
+  EventsQuery,
+  FEED_EVENT_TYPES,
+  FEED_UPDATE_FIELDS,
+  FEED_VERSION,
+  FeedEvent,
+  FeedEventBody,
+  WEBHOOK_DELIVERY_STATUSES,
+  Webhook,
+  WebhookDeliveries,
+  WebhookDelivery,
+  WebhookEvents,
+  WebhookIdParams,
+  WebhookList,
+  feedEventId,
+  feedEventSeq,
+  isFeedEventType,
+  parseCreateWebhookBody,
+  parseEventsQuery,
+  parseFeedTypes,
+  webhookUrlProblem,
+  webhookView,
+  webhookWants,
+} from './http/events';
+export type { CreateWebhookInput, EventsInput, FeedEventType, FeedUpdateField, WebhookDeliveryStatus, WebhookRecord } from './http/events';

@@ -78,3 +78,7 @@ export { MONGO_CLIENT_OPTIONS, connectMongo, isDuplicateKeyError, mongoDriver } 
 export { KeyErasedError, Keyring, SEAL_FOR_TRANSIT, SealBrokenError, isKeyErased, type SealOptions } from './keyring/keyring';
 export type { KeyringOptions } from './keyring/keyring';
 export { ContentStore, openBlobStore } from './blobs/content';
+
+export { WebhookStore } from './webhooks/store';
+export { newWebhookSecret, signWebhook, signatureMatches, webhookHeaders } from './webhooks/signature';
+export { RefusedAddressError, isRefusedAddress, resolveWebhookHost } from './webhooks/address';

@@ -15,8 +15,10 @@ import { mcpRoutes } from './routes/mcp';
 import { memoCatalogRoutes } from './routes/memoCatalog';
 import { memoFileRoutes } from './routes/memoFiles';
 import { memoRoutes } from './routes/memos';
+import { eventRoutes } from './routes/events';
 import { projectRoutes } from './routes/project';
 import { searchRoutes } from './routes/search';
+import { webhookRoutes } from './routes/webhooks';
 
 export interface BuildGatewayOptions {
   /** PEM certificate and key; without them the app is for `inject()` tests only. */
@@ -186,6 +188,8 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
   searchRoutes(app, deps);
   agentRoutes(app, deps);
   projectRoutes(app, deps);
+  eventRoutes(app, deps);
+  webhookRoutes(app, deps);
   mcpRoutes(app, deps);
   consoleRoutes(app);
   return app;

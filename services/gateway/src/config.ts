@@ -49,6 +49,10 @@ export const GatewayEnv = Type.Object({
     description: 'Failed authentications per client address per window before it gets 429; 0 turns it off',
   }),
   MEMEX_AUTH_FAILURE_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000, description: 'Failed-authentication window' }),
+  MEMEX_WEBHOOK_ALLOW_PRIVATE: Type.Boolean({
+    default: false,
+    description: 'Accept webhook URLs on loopback, private and link-local addresses, and http ones (tests, closed networks)',
+  }),
 });
 export type GatewayConfig = Static<typeof GatewayEnv> & { MEMEX_BODY_LIMIT: number };
 

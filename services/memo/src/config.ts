@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CommonEnv, HealthPortEnv, loadEnv } from '@memex/runtime';
+import { FeedEnv, parseFeedConfig, type FeedConfig } from './feed/config';
 
 export const MemoEnv = Type.Object({
   ...CommonEnv,
@@ -7,9 +8,11 @@ export const MemoEnv = Type.Object({
   MONGODB_URL: Type.Optional(Type.String({ description: 'Set to keep the event store and read model in MongoDB' })),
   MONGODB_DB: Type.String({ default: 'memex', description: 'MongoDB database name' }),
   MEMO_COMMAND_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 4096, default: 64, description: 'Commands handled at once' }),
+  ...FeedEnv,
 });
-export type MemoConfig = Static<typeof MemoEnv>;
+export type MemoConfig = Static<typeof MemoEnv> & { feed: FeedConfig };
 
 export function loadMemoConfig(env: Record<string, string | undefined>): MemoConfig {
-  return loadEnv(MemoEnv, env);
+  const loaded = loadEnv(MemoEnv, env);
+  return { ...loaded, feed: parseFeedConfig(loaded) };
 }

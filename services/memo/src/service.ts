@@ -24,6 +24,7 @@ import {
 } from '@memex/runtime';
 import type { MemoConfig } from './config';
 import { ExpirySweeper } from './expiry/sweeper';
+import { startEventsOut } from './feed/start';
 import { listMemos, memoFile, memoHistory, memoStatus } from './memo/catalog';
 import { MemoCommandService } from './memo/handlers';
 import { getMemo, resolveMemo, searchTitles } from './memo/queries';
@@ -119,6 +120,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
     metrics,
     retry: retryOverrides(config),
   });
+  const eventsOut = await startEventsOut({ nc, js, jsm, keyring, commands, config: config.feed, replicas: config.MEMEX_NATS_REPLICAS, logger, metrics, retry: retryOverrides(config), clock });
   const check = async () => ({ ready: !nc.isClosed(), details: { store: store.kind } });
   const subs = [
     serveQuery<MemoGetRequest, unknown>(nc, {
@@ -180,6 +182,7 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
     async stop() {
       healthServer?.close();
       for (const sub of subs) sub.unsubscribe();
+      await eventsOut.stop();
       await consumer.stop();
       await sweeper.stop();
       await publisher.stop();
