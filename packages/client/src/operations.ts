@@ -19,6 +19,11 @@ export const OPERATIONS = {
   getChat: { method: 'GET', path: '/api/v1/chat/{chat_uuid}' },
   getProject: { method: 'GET', path: '/api/v1/project' },
   rotateProjectKey: { method: 'POST', path: '/api/v1/project/key' },
+  listEvents: { method: 'GET', path: '/api/v1/events' },
+  createWebhook: { method: 'POST', path: '/api/v1/webhooks' },
+  listWebhooks: { method: 'GET', path: '/api/v1/webhooks' },
+  deleteWebhook: { method: 'DELETE', path: '/api/v1/webhooks/{webhook_id}' },
+  listWebhookDeliveries: { method: 'GET', path: '/api/v1/webhooks/{webhook_id}/deliveries' },
 } as const satisfies Record<string, { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; path: string }>;
 
 export type OperationId = keyof typeof OPERATIONS;

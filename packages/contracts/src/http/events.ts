@@ -178,7 +178,7 @@ export const WebhookDelivery = Type.Object({
   at: DateTime,
   response_status: Nullable(Type.Integer({ description: 'The receiver’s HTTP status; null when no answer came' })),
   error: Type.Optional(Type.String()),
-});
+}, { $id: 'WebhookDelivery' });
 export type WebhookDelivery = Static<typeof WebhookDelivery>;
 
 export const WebhookDeliveries = Type.Object({ results: Type.Array(WebhookDelivery) }, { $id: 'WebhookDeliveries' });
