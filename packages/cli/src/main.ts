@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { runAdmin } from './admin';
 import { runApi } from './api';
+import { runEvents, runWebhook } from './events';
 import { runMcp } from './mcp';
 import { runReindex } from './reindex';
 
@@ -32,6 +33,13 @@ API (MEMEX_URL, default https://localhost:8443; MEMEX_API_KEY or --key):
   api METHOD PATH [JSON] [--key K] [--insecure] call the API, print the response body
                                                 e.g. memex api POST /api/v1/memo '{"title":"t","content":"c"}'
   mcp [--key K] [--insecure]                    serve the MCP tools over stdio (for desktop assistants)
+  events [--project ID] [--after ID] [--types T,T] [--follow] [--json]
+                                                print the project's event feed; --follow streams new events
+  webhook create --url URL [--events T,T|*] [--description D] [--json]
+                                                register a webhook; prints its signing secret once
+  webhook list [--json]                         list the project's webhooks
+  webhook delete WEBHOOK_ID                     delete a webhook
+  webhook deliveries WEBHOOK_ID [--json]        a webhook's latest delivery attempts
 
 Keys and tokens are printed once and stored only as hashes. Run through pnpm as \`pnpm -s memex …\`
 (-s keeps pnpm's own lines out of the output, so --json output is pure JSON).`;
@@ -45,6 +53,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     if (group === 'api') return await runApi([action ?? '', ...rest].filter((a) => a !== ''));
     if (group === 'mcp') return await runMcp([action ?? '', ...rest].filter((a) => a !== ''));
+    if (group === 'events') return await runEvents([action ?? '', ...rest].filter((a) => a !== ''));
+    if (group === 'webhook') return await runWebhook(action ?? '', rest);
     if (group === 'reindex') return await runReindex([action ?? '', ...rest].filter((a) => a !== ''));
     return await runAdmin(group, action ?? '', rest);
   } catch (error) {
