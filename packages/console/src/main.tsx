@@ -6,6 +6,7 @@ import { MemoPage } from './pages/Memo';
 import { MemosPage } from './pages/Memos';
 import { ProjectPage } from './pages/Project';
 import { SearchPage } from './pages/Search';
+import { WebhooksPage } from './pages/Webhooks';
 import { clientFor, errorMessage, loadSession, saveSession, type Session } from './session';
 import { ErrorNote } from './ui';
 import './style.css';
@@ -70,6 +71,7 @@ const NAV: [string, string][] = [
   ['memos', 'Memos'],
   ['search', 'Search'],
   ['chat', 'Chat'],
+  ['webhooks', 'Webhooks'],
   ['project', 'Project'],
 ];
 
@@ -98,6 +100,7 @@ function App() {
       page === 'memos' ? <MemosPage client={client} /> :
       page === 'search' ? <SearchPage client={client} apiKeyHint={session.apiKey.slice(0, 4)} /> :
       page === 'chat' ? <ChatPage client={client} chatId={id} /> :
+      page === 'webhooks' ? <WebhooksPage client={client} /> :
       page === 'project' ? <ProjectPage client={client} onKeyRotated={replaceKey} /> :
       <p>Unknown page.</p>;
   } catch (error) {
