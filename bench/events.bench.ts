@@ -77,13 +77,12 @@ try {
   // Part 2: the feed to one reader.
   const js = jetstream(nc);
   const seedStarted = Date.now();
-  const subject = Subjects.feed(stack.projectId, 'memo.updated');
   for (let done = 0; done < EVENTS; ) {
     const batch = Math.min(1_000, EVENTS - done);
     await Promise.all(
       Array.from({ length: batch }, () => {
         const body: FeedEventBody = { type: 'memo.updated', at: new Date().toISOString(), project_id: stack.projectId, memo_uuid: randomUUID(), client_reference_id: null, revision: 1, fields: ['title'] };
-        return js.publish(subject, encodeJson(body));
+        return js.publish(Subjects.feed(body.project_id, body.memo_uuid, body.type), encodeJson(body));
       }),
     );
     done += batch;

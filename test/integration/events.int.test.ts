@@ -74,7 +74,7 @@ describe('the public event feed over HTTPS', () => {
 
   let memoId: string;
 
-  it('tells a memo’s life in public events: created, processed, updated (the changed fields), deleted; ids only', async () => {
+  it('tells a memo’s life in public events: created, processed, updated (the changed fields); ids only', async () => {
     const created = await call<{ memo_uuid: string }>('POST', '/api/v1/memo', {
       body: { title: 'Secret launch plan', content: 'The launch codes are in the blue folder. Nobody may read them.', reference_id: 'ref-1' },
     });
@@ -98,18 +98,26 @@ describe('the public event feed over HTTPS', () => {
     expect(updates.map((e) => e.fields)).toEqual([['title', 'metadata'], ['content']]);
     expect(updates[1]!.revision).toBe(2);
     expect(mine(updated).filter((e) => e.type === 'memo.processed').map((e) => e.revision)).toEqual([1, 2]);
-
-    expect((await call('DELETE', `/api/v1/memo/${memoId}`)).status).toBe(204);
-    const all = await waitForEvents((events) => mine(events).some((e) => e.type === 'memo.deleted'));
-    expect(mine(all).at(-1)).toMatchObject({ type: 'memo.deleted', memo_uuid: memoId, revision: null, client_reference_id: null });
     // Never content or title.
-    const text = JSON.stringify(all);
+    const text = JSON.stringify(updated);
     for (const secret of ['launch', 'Secret', 'Renamed', 'gardening']) expect(text).not.toContain(secret);
     // Ids increase along the feed.
-    const ids = all.map((e) => e.id);
+    const ids = updated.map((e) => e.id);
     expect([...ids].sort()).toEqual(ids);
     // Another project sees none of it.
     expect((await page('', otherKey)).events).toEqual([]);
+  });
+
+  it('keeps only the tombstone of an erased memo: its earlier events (and its reference id) go with it', async () => {
+    const created = await call<{ memo_uuid: string }>('POST', '/api/v1/memo', { body: { title: 'Short-lived', content: 'Here today, gone tomorrow.', reference_id: 'ref-gone-7f3a' } });
+    const goneId = created.body.memo_uuid;
+    await waitForEvents((events) => events.some((e) => e.memo_uuid === goneId && e.type === 'memo.processed'));
+    expect((await call('DELETE', `/api/v1/memo/${goneId}`)).status).toBe(204);
+    const after = await waitForEvents((events) => events.some((e) => e.memo_uuid === goneId && e.type === 'memo.deleted') && events.filter((e) => e.memo_uuid === goneId).length === 1);
+    expect(after.filter((e) => e.memo_uuid === goneId)).toEqual([
+      expect.objectContaining({ type: 'memo.deleted', memo_uuid: goneId, project_id: projectId, revision: null, client_reference_id: null }),
+    ]);
+    expect(JSON.stringify(after)).not.toContain('ref-gone-7f3a');
   });
 
   it('pages with after and limit, filters by types, and answers next', async () => {

@@ -36,7 +36,8 @@ export async function readRange(
     let pending = info.num_pending;
     const consumer = await js.consumers.get(stream, info.name);
     while (pending > 0 && out.length < limit) {
-      const batch = await consumer.fetch({ max_messages: Math.min(pending, Math.max(limit - out.length, 256), 1_000), expires: 5_000 });
+      // The messages are in the stream already: a short expiry bounds the wait should fewer come (a discard meanwhile).
+      const batch = await consumer.fetch({ max_messages: Math.min(pending, Math.max(limit - out.length, 256), 1_000), expires: 1_000 });
       let got = 0;
       for await (const msg of batch) {
         got++;

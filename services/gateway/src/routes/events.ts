@@ -23,7 +23,7 @@ const SSE_KEEPALIVE_MS = 15_000;
 
 /** The subject filter for a project's feed: one type's subject when one is asked for, else the whole project. */
 function feedFilter(projectId: string, input: EventsInput): string {
-  return input.types?.length === 1 ? Subjects.feed(projectId, input.types[0]!) : Subjects.feedOfProject(projectId);
+  return input.types?.length === 1 ? Subjects.feedOfType(projectId, input.types[0]!) : Subjects.feedOfProject(projectId);
 }
 
 /** The public event a feed message holds; undefined for one the caller did not ask for (or not its project). */

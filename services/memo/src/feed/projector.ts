@@ -1,12 +1,14 @@
-import type { JetStreamClient } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { Consumers, Subjects, type FeedEventBody, type MemoEventMessage } from '@memex/contracts';
 import { consumeMemoEvents, encodeJson, type ConsumerRunner, type Keyring, type Logger, type Metrics, type RetryOverrides } from '@memex/runtime';
 import { isPending, toDomainEvents, fold } from '../memo/decider';
 import type { MemoCommandService } from '../memo/handlers';
+import { eraseMemoFeed } from './erase';
 import { FEED_SOURCE_TYPES, feedEventOf } from './mapping';
 
 export interface FeedProjectorOptions {
   js: JetStreamClient;
+  jsm: JetStreamManager;
   keyring: Keyring;
   commands: MemoCommandService;
   logger: Logger;
@@ -37,11 +39,12 @@ async function completesRevision(commands: MemoCommandService, event: MemoEventM
 
 /**
  * Projects the memo events into the public feed: a durable consumer of the memo event stream in
- * batches, publishing each batch's public events in order (one subject per project and type) with
- * a message id derived from the source event, so a redelivered batch adds no duplicates.
+ * batches, publishing each batch's public events in order (one subject per project, memo and type)
+ * with a message id derived from the source event, so a redelivered batch adds no duplicates. A
+ * memo's erasure erases its earlier public events.
  */
 export function startFeedProjector(options: FeedProjectorOptions): Promise<ConsumerRunner> {
-  const { js, keyring, commands, logger, metrics, retry } = options;
+  const { js, jsm, keyring, commands, logger, metrics, retry } = options;
   const published = metrics?.counter('memex_feed_events_total', 'Public events published to the feed, by type');
   return consumeMemoEvents({
     js,
@@ -59,8 +62,10 @@ export function startFeedProjector(options: FeedProjectorOptions): Promise<Consu
       // Sent back to back, acknowledged together: the stream stores them in this order.
       const acks = bodies.map((body, i) =>
         body
-          ? js.publish(Subjects.feed(body.project_id, body.type), encodeJson(body), { msgID: feedMessageId(batch[i]!.event.id) }).then(() => {
+          ? js.publish(Subjects.feed(body.project_id, body.memo_uuid, body.type), encodeJson(body), { msgID: feedMessageId(batch[i]!.event.id) }).then(async (ack) => {
               published?.inc({ type: body.type });
+              // An erased memo keeps only its tombstone in the feed (a redelivered one erases again).
+              if (body.type === 'memo.deleted' || body.type === 'memo.expired') await eraseMemoFeed(jsm, js, body.project_id, body.memo_uuid, ack.seq);
             })
           : Promise.resolve(),
       );

@@ -49,7 +49,7 @@ export function webhookConsumerConfig(record: WebhookRecord, timeoutMs: number):
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.StartTime,
     opt_start_time: record.created_at,
-    filter_subject: single ? Subjects.feed(record.project_id, single) : Subjects.feedOfProject(record.project_id),
+    filter_subject: single ? Subjects.feedOfType(record.project_id, single) : Subjects.feedOfProject(record.project_id),
     ack_wait: nanos(timeoutMs + 5_000),
     max_deliver: -1,
     max_ack_pending: 1_000,
