@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedEvent } from '@memex/contracts';
 import { eventually } from '@memex/testing';
 import { httpsJson } from '../support/https';
+import { multipart } from '../support/multipart';
 import { listenHttps } from '../support/httpsListener';
 import { startStack, type Stack } from '../support/stack';
 
@@ -49,7 +50,7 @@ describe('the public event feed over HTTPS', () => {
   let otherKey: string;
 
   beforeAll(async () => {
-    stack = await startStack();
+    stack = await startStack({ extractor: true });
     https = await listenHttps(stack.app, stack.dataDir);
     ({ key, projectId } = await stack.project('feed'));
     ({ key: otherKey } = await stack.project('other'));
@@ -120,9 +121,31 @@ describe('the public event feed over HTTPS', () => {
     expect(JSON.stringify(after)).not.toContain('ref-gone-7f3a');
   });
 
+  it('says memo.failed with the stage and reason when processing fails, and memo.expired when a memo expires', async () => {
+    const { payload, contentType } = multipart({ name: 'broken.pdf', bytes: Buffer.from('%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 9 0 R >>\nendobj\ntrailer garbage') });
+    const uploaded = await httpsJson<{ memo_uuid: string }>('POST', `${https.url}/api/v1/memo`, { ca: https.ca, key, raw: { bytes: payload, contentType } });
+    expect(uploaded.status, uploaded.text).toBe(200);
+    const failedId = uploaded.body.memo_uuid;
+    const withFailure = await waitForEvents((events) => events.some((e) => e.memo_uuid === failedId && e.type === 'memo.failed'));
+    const failed = withFailure.find((e) => e.memo_uuid === failedId && e.type === 'memo.failed')!;
+    expect(failed).toMatchObject({ stage: 'extracting', revision: 1 });
+    expect(failed.reason!.length).toBeGreaterThan(0);
+
+    const expiring = await call<{ memo_uuid: string }>('POST', '/api/v1/memo', {
+      body: { title: 'Brief', content: 'This note does not last.', reference_id: 'ref-expiring', expiration_date: new Date(Date.now() + 1_500).toISOString() },
+    });
+    expect(expiring.status, expiring.text).toBe(200);
+    const expiredId = expiring.body.memo_uuid;
+    const after = await waitForEvents((events) => events.filter((e) => e.memo_uuid === expiredId).map((e) => e.type).join() === 'memo.expired');
+    expect(after.find((e) => e.memo_uuid === expiredId)).toMatchObject({ type: 'memo.expired', revision: null, client_reference_id: null });
+    // Deleted so the paging below counts the first memo's events and the tombstones only.
+    expect((await call('DELETE', `/api/v1/memo/${failedId}`)).status).toBe(204);
+    await waitForEvents((events) => events.filter((e) => e.memo_uuid === failedId).map((e) => e.type).join() === 'memo.deleted');
+  });
+
   it('pages with after and limit, filters by types, and answers next', async () => {
     const all = (await page('?limit=1000')).events;
-    expect(all.map((e) => e.type)).toEqual(['memo.created', 'memo.processed', 'memo.updated', 'memo.updated', 'memo.processed', 'memo.deleted']);
+    expect(all.map((e) => e.type)).toEqual(['memo.created', 'memo.processed', 'memo.updated', 'memo.updated', 'memo.processed', 'memo.deleted', 'memo.expired', 'memo.deleted']);
     const first = await page('?limit=2');
     expect(first.events.map((e) => e.id)).toEqual(all.slice(0, 2).map((e) => e.id));
     expect(first.next).toBe(all[1]!.id);
@@ -136,7 +159,7 @@ describe('the public event feed over HTTPS', () => {
     expect(processed.events.length).toBe(2);
     expect(processed.events.every((e) => e.type === 'memo.processed')).toBe(true);
     const two = await page('?types=memo.processed,memo.deleted');
-    expect(two.events.map((e) => e.type)).toEqual(['memo.processed', 'memo.processed', 'memo.deleted']);
+    expect(two.events.map((e) => e.type)).toEqual(['memo.processed', 'memo.processed', 'memo.deleted', 'memo.deleted']);
     const afterFirstProcessed = await page(`?types=memo.processed,memo.deleted&limit=1&after=${two.events[0]!.id}`);
     expect(afterFirstProcessed.events.map((e) => e.id)).toEqual([two.events[1]!.id]);
   });
