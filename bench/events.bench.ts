@@ -82,7 +82,7 @@ try {
     await Promise.all(
       Array.from({ length: batch }, () => {
         const body: FeedEventBody = { type: 'memo.updated', at: new Date().toISOString(), project_id: stack.projectId, memo_uuid: randomUUID(), client_reference_id: null, revision: 1, fields: ['title'] };
-        return js.publish(Subjects.feed(body.project_id, body.memo_uuid, body.type), encodeJson(body));
+        return js.publish(Subjects.feed(body.project_id, body.type), encodeJson(body));
       }),
     );
     done += batch;

@@ -109,14 +109,17 @@ describe('the public event feed over HTTPS', () => {
     expect((await page('', otherKey)).events).toEqual([]);
   });
 
-  it('keeps only the tombstone of an erased memo: its earlier events (and its reference id) go with it', async () => {
+  it('keeps an erased memo’s events, ids only: its reference id is gone from every one of them', async () => {
     const created = await call<{ memo_uuid: string }>('POST', '/api/v1/memo', { body: { title: 'Short-lived', content: 'Here today, gone tomorrow.', reference_id: 'ref-gone-7f3a' } });
     const goneId = created.body.memo_uuid;
-    await waitForEvents((events) => events.some((e) => e.memo_uuid === goneId && e.type === 'memo.processed'));
+    const before = await waitForEvents((events) => events.some((e) => e.memo_uuid === goneId && e.type === 'memo.processed'));
+    expect(before.filter((e) => e.memo_uuid === goneId).map((e) => e.client_reference_id)).toEqual(['ref-gone-7f3a', 'ref-gone-7f3a']);
     expect((await call('DELETE', `/api/v1/memo/${goneId}`)).status).toBe(204);
-    const after = await waitForEvents((events) => events.some((e) => e.memo_uuid === goneId && e.type === 'memo.deleted') && events.filter((e) => e.memo_uuid === goneId).length === 1);
-    expect(after.filter((e) => e.memo_uuid === goneId)).toEqual([
-      expect.objectContaining({ type: 'memo.deleted', memo_uuid: goneId, project_id: projectId, revision: null, client_reference_id: null }),
+    const after = await waitForEvents((events) => events.some((e) => e.memo_uuid === goneId && e.type === 'memo.deleted'));
+    expect(after.filter((e) => e.memo_uuid === goneId).map((e) => [e.type, e.client_reference_id])).toEqual([
+      ['memo.created', null],
+      ['memo.processed', null],
+      ['memo.deleted', null],
     ]);
     expect(JSON.stringify(after)).not.toContain('ref-gone-7f3a');
   });
@@ -136,16 +139,17 @@ describe('the public event feed over HTTPS', () => {
     });
     expect(expiring.status, expiring.text).toBe(200);
     const expiredId = expiring.body.memo_uuid;
-    const after = await waitForEvents((events) => events.filter((e) => e.memo_uuid === expiredId).map((e) => e.type).join() === 'memo.expired');
-    expect(after.find((e) => e.memo_uuid === expiredId)).toMatchObject({ type: 'memo.expired', revision: null, client_reference_id: null });
-    // Deleted so the paging below counts the first memo's events and the tombstones only.
+    const after = await waitForEvents((events) => events.some((e) => e.memo_uuid === expiredId && e.type === 'memo.expired'));
+    const expired = after.filter((e) => e.memo_uuid === expiredId);
+    expect(expired[0]).toMatchObject({ type: 'memo.created', client_reference_id: null });
+    expect(expired.at(-1)).toMatchObject({ type: 'memo.expired', revision: null, client_reference_id: null });
     expect((await call('DELETE', `/api/v1/memo/${failedId}`)).status).toBe(204);
-    await waitForEvents((events) => events.filter((e) => e.memo_uuid === failedId).map((e) => e.type).join() === 'memo.deleted');
+    await waitForEvents((events) => events.some((e) => e.memo_uuid === failedId && e.type === 'memo.deleted'));
   });
 
   it('pages with after and limit, filters by types, and answers next', async () => {
     const all = (await page('?limit=1000')).events;
-    expect(all.map((e) => e.type)).toEqual(['memo.created', 'memo.processed', 'memo.updated', 'memo.updated', 'memo.processed', 'memo.deleted', 'memo.expired', 'memo.deleted']);
+    expect(all.length).toBeGreaterThanOrEqual(12);
     const first = await page('?limit=2');
     expect(first.events.map((e) => e.id)).toEqual(all.slice(0, 2).map((e) => e.id));
     expect(first.next).toBe(all[1]!.id);
@@ -156,10 +160,10 @@ describe('the public event feed over HTTPS', () => {
     expect(await page('?limit=5', otherKey)).toEqual({ events: [], next: null });
 
     const processed = await page('?types=memo.processed');
-    expect(processed.events.length).toBe(2);
-    expect(processed.events.every((e) => e.type === 'memo.processed')).toBe(true);
+    expect(processed.events).toEqual(all.filter((e) => e.type === 'memo.processed'));
+    expect(processed.events.length).toBeGreaterThanOrEqual(3);
     const two = await page('?types=memo.processed,memo.deleted');
-    expect(two.events.map((e) => e.type)).toEqual(['memo.processed', 'memo.processed', 'memo.deleted', 'memo.deleted']);
+    expect(two.events).toEqual(all.filter((e) => e.type === 'memo.processed' || e.type === 'memo.deleted'));
     const afterFirstProcessed = await page(`?types=memo.processed,memo.deleted&limit=1&after=${two.events[0]!.id}`);
     expect(afterFirstProcessed.events.map((e) => e.id)).toEqual([two.events[1]!.id]);
   });

@@ -221,4 +221,4 @@ export {
   webhookView,
   webhookWants,
 } from './http/events';
-export type { CreateWebhookInput, EventsInput, FeedEventType, FeedUpdateField, WebhookDeliveryStatus, WebhookRecord } from './http/events';
+export type { CreateWebhookInput, EventsInput, FeedEventType, FeedUpdateField, StoredFeedEvent, WebhookDeliveryStatus, WebhookRecord } from './http/events';

@@ -28,7 +28,7 @@ export const Streams = {
   deadLetters: 'DEAD_LETTERS',
   /**
    * The public event feed: versioned public events projected from the memo events, no content,
-   * one subject per project, memo and type (`Subjects.feed`), kept for `MEMEX_EVENTS_RETENTION`.
+   * one subject per project and type (`Subjects.feed`), kept for `MEMEX_EVENTS_RETENTION`.
    */
   feed: 'MEMEX_FEED',
   /** Webhook delivery attempts, one subject per webhook, the latest few kept for its deliveries listing. */
@@ -70,18 +70,14 @@ export const Subjects = {
 
   feedAll: `${ROOT}.feed.>`,
   /**
-   * A public event: project, memo, then the versioned type (`memo.processed` is two tokens), so one
-   * filter picks a project, a project's type, or a memo (whose events are erased with it).
+   * A public event: project, then the versioned type (`memo.processed` is two tokens), so one filter
+   * picks a project or a project's type. Few subjects on purpose: nats-server's cost of starting a
+   * filtered read grows with the number of distinct subjects it covers.
    */
-  feed: (projectId: string, memoId: string, type: string) =>
-    `${ROOT}.feed.v1.${token(projectId, 'project id')}.${token(memoId, 'memo id')}.${type.split('.').map((t) => token(t, 'event type')).join('.')}`,
+  feed: (projectId: string, type: string) =>
+    `${ROOT}.feed.v1.${token(projectId, 'project id')}.${type.split('.').map((t) => token(t, 'event type')).join('.')}`,
   /** Every public event of one project. */
   feedOfProject: (projectId: string) => `${ROOT}.feed.v1.${token(projectId, 'project id')}.>`,
-  /** One type of public event of one project. */
-  feedOfType: (projectId: string, type: string) =>
-    `${ROOT}.feed.v1.${token(projectId, 'project id')}.*.${type.split('.').map((t) => token(t, 'event type')).join('.')}`,
-  /** Every public event of one memo. */
-  feedOfMemo: (projectId: string, memoId: string) => `${ROOT}.feed.v1.${token(projectId, 'project id')}.${token(memoId, 'memo id')}.>`,
   webhookDeliveriesAll: `${ROOT}.webhook.delivery.>`,
   webhookDeliveries: (webhookId: string) => `${ROOT}.webhook.delivery.${token(webhookId, 'webhook id')}`,
 

@@ -82,3 +82,4 @@ export { ContentStore, openBlobStore } from './blobs/content';
 export { WebhookStore } from './webhooks/store';
 export { newWebhookSecret, signWebhook, signatureMatches, webhookHeaders } from './webhooks/signature';
 export { RefusedAddressError, isRefusedAddress, resolveWebhookHost } from './webhooks/address';
+export { openFeedEvent, sealFeedEvent } from './webhooks/feed';

@@ -33,6 +33,15 @@ export const FeedEventBody = Type.Object({
 });
 export type FeedEventBody = Static<typeof FeedEventBody>;
 
+/**
+ * A feed message as stored: the public body, but a reference id sealed with the memo's key
+ * (`client_reference_sealed`, `client_reference_id` null), so erasing the memo's key erases it
+ * from the feed too. Readers open it (`openFeedEvent` in runtime).
+ */
+export interface StoredFeedEvent extends FeedEventBody {
+  client_reference_sealed?: string;
+}
+
 export const FeedEvent = Type.Composite(
   [Type.Object({ id: Type.String({ description: 'Opaque cursor: increasing, stable across restarts' }) }), FeedEventBody],
   { $id: 'FeedEvent' },

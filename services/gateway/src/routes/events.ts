@@ -10,9 +10,9 @@ import {
   parseEventsQuery,
   type EventsInput,
   type FeedEvent,
-  type FeedEventBody,
+  type StoredFeedEvent,
 } from '@memex/contracts';
-import { decodeJson } from '@memex/runtime';
+import { decodeJson, openFeedEvent, type Keyring } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
 import { readRange } from '../http/streamRead';
 
@@ -23,20 +23,25 @@ const SSE_KEEPALIVE_MS = 15_000;
 
 /** The subject filter for a project's feed: one type's subject when one is asked for, else the whole project. */
 function feedFilter(projectId: string, input: EventsInput): string {
-  return input.types?.length === 1 ? Subjects.feedOfType(projectId, input.types[0]!) : Subjects.feedOfProject(projectId);
+  return input.types?.length === 1 ? Subjects.feed(projectId, input.types[0]!) : Subjects.feedOfProject(projectId);
 }
 
-/** The public event a feed message holds; undefined for one the caller did not ask for (or not its project). */
-function toEvent(msg: JsMsg, projectId: string, input: EventsInput): FeedEvent | undefined {
-  let body: FeedEventBody;
+/** The feed message's stored event; undefined for one the caller did not ask for (or not its project). */
+function storedEvent(msg: JsMsg, projectId: string, input: EventsInput): StoredFeedEvent | undefined {
+  let body: StoredFeedEvent;
   try {
-    body = decodeJson<FeedEventBody>(msg.data);
+    body = decodeJson<StoredFeedEvent>(msg.data);
   } catch {
     return undefined;
   }
   if (body.project_id !== projectId) return undefined;
   if (input.types && !input.types.includes(body.type)) return undefined;
-  return { id: feedEventId(msg.seq), ...body };
+  return body;
+}
+
+/** The public event: its id from the stream position, its reference id opened (null once the memo is erased). */
+async function toEvent(keyring: Keyring, seq: number, stored: StoredFeedEvent): Promise<FeedEvent> {
+  return { id: feedEventId(seq), ...(await openFeedEvent(keyring, stored)) };
 }
 
 function wantsStream(request: FastifyRequest): boolean {
@@ -74,14 +79,19 @@ export function eventRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       const lastEventId = request.headers['last-event-id'];
       const input = parseEventsQuery(query, stream && typeof lastEventId === 'string' ? lastEventId : undefined);
       if (stream) return streamEvents(request, reply, deps, js(), ctx.projectId, input);
-      const msgs = await readRange(deps.jsm, js(), {
+      const kept: { seq: number; stored: StoredFeedEvent }[] = [];
+      await readRange(deps.jsm, js(), {
         stream: Streams.feed,
         filter: feedFilter(ctx.projectId, input),
         afterSeq: input.afterSeq,
         limit: input.limit,
-        keep: (msg) => toEvent(msg, ctx.projectId, input) !== undefined,
+        keep: (msg) => {
+          const stored = storedEvent(msg, ctx.projectId, input);
+          if (stored) kept.push({ seq: msg.seq, stored });
+          return stored !== undefined;
+        },
       });
-      const events = msgs.map((msg) => toEvent(msg, ctx.projectId, input)!);
+      const events = await Promise.all(kept.map(({ seq, stored }) => toEvent(deps.content.keyring, seq, stored)));
       return { events, next: events.at(-1)?.id ?? input.after };
     },
   );
@@ -141,8 +151,10 @@ async function streamEvents(
         if (closed) await messages.close();
         for await (const msg of messages) {
           if (closed) break;
-          const event = toEvent(msg, projectId, input);
-          if (event) await write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
+          const stored = storedEvent(msg, projectId, input);
+          if (!stored) continue;
+          const event = await toEvent(deps.content.keyring, msg.seq, stored);
+          await write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
         }
         break;
       } catch (error) {

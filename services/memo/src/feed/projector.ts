@@ -1,14 +1,12 @@
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient } from '@nats-io/jetstream';
 import { Consumers, Subjects, type FeedEventBody, type MemoEventMessage } from '@memex/contracts';
-import { consumeMemoEvents, encodeJson, type ConsumerRunner, type Keyring, type Logger, type Metrics, type RetryOverrides } from '@memex/runtime';
+import { consumeMemoEvents, encodeJson, sealFeedEvent, type ConsumerRunner, type Keyring, type Logger, type Metrics, type RetryOverrides } from '@memex/runtime';
 import { isPending, toDomainEvents, fold } from '../memo/decider';
 import type { MemoCommandService } from '../memo/handlers';
-import { eraseMemoFeed } from './erase';
 import { FEED_SOURCE_TYPES, feedEventOf } from './mapping';
 
 export interface FeedProjectorOptions {
   js: JetStreamClient;
-  jsm: JetStreamManager;
   keyring: Keyring;
   commands: MemoCommandService;
   logger: Logger;
@@ -39,12 +37,11 @@ async function completesRevision(commands: MemoCommandService, event: MemoEventM
 
 /**
  * Projects the memo events into the public feed: a durable consumer of the memo event stream in
- * batches, publishing each batch's public events in order (one subject per project, memo and type)
- * with a message id derived from the source event, so a redelivered batch adds no duplicates. A
- * memo's erasure erases its earlier public events.
+ * batches, publishing each batch's public events in order (one subject per project and type) with
+ * a message id derived from the source event, so a redelivered batch adds no duplicates.
  */
 export function startFeedProjector(options: FeedProjectorOptions): Promise<ConsumerRunner> {
-  const { js, jsm, keyring, commands, logger, metrics, retry } = options;
+  const { js, keyring, commands, logger, metrics, retry } = options;
   const published = metrics?.counter('memex_feed_events_total', 'Public events published to the feed, by type');
   return consumeMemoEvents({
     js,
@@ -58,14 +55,18 @@ export function startFeedProjector(options: FeedProjectorOptions): Promise<Consu
     ...(metrics ? { metrics } : {}),
     ...(retry ? { retry } : {}),
     handleBatch: async (batch) => {
-      const bodies: (FeedEventBody | undefined)[] = await Promise.all(batch.map(({ event }) => feedEventOf(event, () => completesRevision(commands, event))));
+      // The reference id is sealed with the memo's key: erasing the memo erases it here too.
+      const bodies = await Promise.all(
+        batch.map(async ({ event }) => {
+          const body: FeedEventBody | undefined = await feedEventOf(event, () => completesRevision(commands, event));
+          return body ? sealFeedEvent(keyring, body) : undefined;
+        }),
+      );
       // Sent back to back, acknowledged together: the stream stores them in this order.
       const acks = bodies.map((body, i) =>
         body
-          ? js.publish(Subjects.feed(body.project_id, body.memo_uuid, body.type), encodeJson(body), { msgID: feedMessageId(batch[i]!.event.id) }).then(async (ack) => {
+          ? js.publish(Subjects.feed(body.project_id, body.type), encodeJson(body), { msgID: feedMessageId(batch[i]!.event.id) }).then(() => {
               published?.inc({ type: body.type });
-              // An erased memo keeps only its tombstone in the feed (a redelivered one erases again).
-              if (body.type === 'memo.deleted' || body.type === 'memo.expired') await eraseMemoFeed(jsm, js, body.project_id, body.memo_uuid, ack.seq);
             })
           : Promise.resolve(),
       );

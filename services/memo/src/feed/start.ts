@@ -25,9 +25,10 @@ export interface EventsOutOptions {
 export async function startEventsOut(options: EventsOutOptions): Promise<{ stop(): Promise<void> }> {
   const { nc, js, jsm, keyring, commands, config, replicas, logger, metrics, retry, clock } = options;
   await ensureFeedStreams(jsm, { retentionMs: config.retentionMs, replicas });
-  const projector = await startFeedProjector({ js, jsm, keyring, commands, logger, ...(metrics ? { metrics } : {}), ...(retry ? { retry } : {}) });
+  const projector = await startFeedProjector({ js, keyring, commands, logger, ...(metrics ? { metrics } : {}), ...(retry ? { retry } : {}) });
   const dispatcher = await startWebhookDispatcher({
     js,
+    keyring,
     jsm,
     store: await WebhookStore.open(nc, replicas),
     config,

@@ -6,17 +6,19 @@ import {
   WebhookConsumers,
   feedEventId,
   webhookWants,
-  type FeedEventBody,
+  type StoredFeedEvent,
   type WebhookDelivery,
   type WebhookDeliveryStatus,
   type WebhookRecord,
 } from '@memex/contracts';
-import { decodeJson, encodeJson, webhookHeaders, type Logger, type Metrics, type WebhookStore } from '@memex/runtime';
+import { decodeJson, encodeJson, openFeedEvent, webhookHeaders, type Keyring, type Logger, type Metrics, type WebhookStore } from '@memex/runtime';
 import type { FeedConfig } from '../feed/config';
 import { sendWebhook, type SendResult } from './send';
 
 export interface WebhookDispatcherOptions {
   js: JetStreamClient;
+  /** Opens the reference ids the feed keeps sealed. */
+  keyring: Keyring;
   jsm: JetStreamManager;
   store: WebhookStore;
   config: FeedConfig;
@@ -49,7 +51,7 @@ export function webhookConsumerConfig(record: WebhookRecord, timeoutMs: number):
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.StartTime,
     opt_start_time: record.created_at,
-    filter_subject: single ? Subjects.feedOfType(record.project_id, single) : Subjects.feedOfProject(record.project_id),
+    filter_subject: single ? Subjects.feed(record.project_id, single) : Subjects.feedOfProject(record.project_id),
     ack_wait: nanos(timeoutMs + 5_000),
     max_deliver: -1,
     max_ack_pending: 1_000,
@@ -117,18 +119,18 @@ class WebhookRunner {
   private async deliver(msg: JsMsg): Promise<void> {
     const { config } = this.options;
     const record = this.record;
-    let body: FeedEventBody;
+    let stored: StoredFeedEvent;
     try {
-      body = decodeJson<FeedEventBody>(msg.data);
+      stored = decodeJson<StoredFeedEvent>(msg.data);
     } catch {
       msg.term('unreadable feed message');
       return;
     }
-    if (body.project_id !== record.project_id || !webhookWants(record.events, body.type)) {
+    if (stored.project_id !== record.project_id || !webhookWants(record.events, stored.type)) {
       msg.ack();
       return;
     }
-    const event = { id: feedEventId(msg.seq), ...body };
+    const event = { id: feedEventId(msg.seq), ...(await openFeedEvent(this.options.keyring, stored)) };
     const json = JSON.stringify(event);
     const now = this.clock();
     const result = await sendWebhook(new URL(record.url), json, webhookHeaders(record.secret, event.id, Math.floor(now.getTime() / 1000), json), {
