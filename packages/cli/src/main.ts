@@ -6,6 +6,7 @@
 import { runAccess } from './access';
 import { runAdmin } from './admin';
 import { runApi } from './api';
+import { runEvents, runWebhook } from './events';
 import { runMcp } from './mcp';
 import { USAGE } from './options';
 import { runReindex } from './reindex';
@@ -20,6 +21,8 @@ export async function main(argv: string[]): Promise<number> {
     if (group === 'api') return await runApi([action ?? '', ...rest].filter((a) => a !== ''));
     if (group === 'mcp') return await runMcp([action ?? '', ...rest].filter((a) => a !== ''));
     if (group === 'audit' || (group === 'key' && (action === 'create' || action === 'delete'))) return await runAccess(group, group === 'audit' ? '' : action!, group === 'audit' ? [action ?? '', ...rest].filter((a) => a !== '') : rest);
+    if (group === 'events') return await runEvents([action ?? '', ...rest].filter((a) => a !== ''));
+    if (group === 'webhook') return await runWebhook(action ?? '', rest);
     if (group === 'reindex') return await runReindex([action ?? '', ...rest].filter((a) => a !== ''));
     return await runAdmin(group, action ?? '', rest);
   } catch (error) {

@@ -29,6 +29,13 @@ API (MEMEX_URL, default https://localhost:8443; MEMEX_API_KEY or --key):
   key delete --key_id ID                        revoke a key (and the tokens it minted) over HTTPS
   audit [--project ID] [--after C] [--key_id ID] [--memo_id ID] [--action A] [--follow] [--json]
                                                 the audit trail as NDJSON (MEMEX_API_KEY needs audit:read)
+  events [--project ID] [--after ID] [--types T,T] [--follow] [--json]
+                                                print the project's event feed; --follow streams new events
+  webhook create --url URL [--events T,T|*] [--description D] [--json]
+                                                register a webhook; prints its signing secret once
+  webhook list [--json]                         list the project's webhooks
+  webhook delete WEBHOOK_ID                     delete a webhook
+  webhook deliveries WEBHOOK_ID [--json]        a webhook's latest delivery attempts
 
 Keys and tokens are printed once and stored only as hashes. Run through pnpm as \`pnpm -s memex …\`
 (-s keeps pnpm's own lines out of the output, so --json output is pure JSON).`;

@@ -15,7 +15,14 @@ import type {
   ChatResponse,
   CreateMemoBody,
   CreateMemoResponse,
+  CreatedWebhook,
+  CreateWebhookBody,
   DownloadedFile,
+  EventsPage,
+  EventsQuery,
+  FeedEvent,
+  Webhook,
+  WebhookDelivery,
   Filter,
   GenerateBody,
   GenerateResponse,
@@ -280,6 +287,79 @@ export class MemexClient {
   /** A page of the audit trail, oldest first; pass `next` as `after` for what follows. */
   listAudit(query: AuditQuery = {}, options: { signal?: AbortSignal } = {}): Promise<AuditResponse> {
     return this.json('listAudit', { query: { ...query }, signal: options.signal });
+  }
+
+  // The event feed and webhooks
+
+  /** One page of the project's event feed, oldest first; pass `next` as `after` for the next page. */
+  listEvents(query: EventsQuery = {}, options: { signal?: AbortSignal } = {}): Promise<EventsPage> {
+    return this.json('listEvents', {
+      query: { after: query.after, limit: query.limit, types: query.types?.join(',') },
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * Every event of the feed after `after` (default: from the start of retention), as an async
+   * iterator. Without `follow` it ends at the feed's end (read in pages of `limit`); with `follow`
+   * it streams new events as they happen (SSE), reconnecting after a dropped connection from the
+   * last event it yielded. Break (or abort) to stop.
+   */
+  async *events(options: EventsQuery & { follow?: boolean; signal?: AbortSignal } = {}): AsyncGenerator<FeedEvent, void, undefined> {
+    let after = options.after;
+    if (!options.follow) {
+      for (;;) {
+        const page = await this.listEvents({ ...options, ...(after ? { after } : {}) }, { signal: options.signal });
+        for (const event of page.events) yield event;
+        if (page.events.length === 0) return;
+        after = page.next ?? undefined;
+      }
+    }
+    for (let failures = 0; ; ) {
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(options.signal?.reason);
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        const res = await this.send('listEvents', {
+          query: { types: options.types?.join(',') },
+          headers: { accept: 'text/event-stream', ...(after ? { 'last-event-id': after } : {}) },
+          signal: controller.signal,
+        });
+        if (!res.body) throw new MemexConnectionError('the feed has no body to stream');
+        for await (const data of parseEventStream(res.body)) {
+          const event = data as FeedEvent;
+          after = event.id;
+          failures = 0;
+          yield event;
+        }
+      } catch (error) {
+        if (options.signal?.aborted || error instanceof MemexApiError) throw error;
+        if (++failures > this.options.maxRetries) throw error;
+      } finally {
+        options.signal?.removeEventListener('abort', onAbort);
+        controller.abort();
+      }
+      await sleep(this.backoff(failures), options.signal);
+    }
+  }
+
+  /** Registers a webhook; the answer holds its signing secret, shown this once. */
+  createWebhook(body: CreateWebhookBody, options: { signal?: AbortSignal } = {}): Promise<CreatedWebhook> {
+    return this.json('createWebhook', { body: this.withProject(body), signal: options.signal });
+  }
+
+  /** The project's webhooks (never their secrets). */
+  async listWebhooks(options: { signal?: AbortSignal } = {}): Promise<Webhook[]> {
+    return (await this.json<{ results: Webhook[] }>('listWebhooks', { signal: options.signal })).results;
+  }
+
+  async deleteWebhook(webhookId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+    await this.send('deleteWebhook', { params: { webhook_id: webhookId }, signal: options.signal });
+  }
+
+  /** A webhook's latest delivery attempts, newest first. */
+  async listWebhookDeliveries(webhookId: string, options: { signal?: AbortSignal } = {}): Promise<WebhookDelivery[]> {
+    return (await this.json<{ results: WebhookDelivery[] }>('listWebhookDeliveries', { params: { webhook_id: webhookId }, signal: options.signal })).results;
   }
 
   // Plumbing

@@ -24,6 +24,11 @@ export const OPERATIONS = {
   deleteKey: { method: 'DELETE', path: '/api/v1/project/keys/{key_id}' },
   createToken: { method: 'POST', path: '/api/v1/project/tokens' },
   listAudit: { method: 'GET', path: '/api/v1/audit' },
+  listEvents: { method: 'GET', path: '/api/v1/events' },
+  createWebhook: { method: 'POST', path: '/api/v1/webhooks' },
+  listWebhooks: { method: 'GET', path: '/api/v1/webhooks' },
+  deleteWebhook: { method: 'DELETE', path: '/api/v1/webhooks/{webhook_id}' },
+  listWebhookDeliveries: { method: 'GET', path: '/api/v1/webhooks/{webhook_id}/deliveries' },
 } as const satisfies Record<string, { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; path: string }>;
 
 export type OperationId = keyof typeof OPERATIONS;

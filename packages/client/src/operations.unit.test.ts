@@ -11,6 +11,9 @@ import type {
   ChatBody,
   ChatResponse,
   CreateMemoBody,
+  CreatedWebhook,
+  CreateWebhookBody,
+  FeedEvent,
   GenerateBody,
   Memo,
   MemoHistory,
@@ -21,6 +24,8 @@ import type {
   SearchBody,
   SearchResultItem,
   UpdateMemoBody,
+  Webhook,
+  WebhookDelivery,
 } from './types';
 
 /** Every key of T, exactly: the compiler refuses a missing or an extra one. */
@@ -71,6 +76,17 @@ const SHAPES: { schema: string; sdk: string[] }[] = [
     schema: 'ProjectInfo',
     sdk: keysOf<ProjectInfo>()({ project_id: true, name: true, organization_id: true, created_at: true, access: true, rate_limit: true, embedding: true }),
   },
+  {
+    schema: 'FeedEvent',
+    sdk: keysOf<FeedEvent>()({ id: true, type: true, at: true, project_id: true, memo_uuid: true, client_reference_id: true, revision: true, fields: true, stage: true, reason: true }),
+  },
+  { schema: 'CreateWebhookBody', sdk: keysOf<CreateWebhookBody>()({ url: true, events: true, description: true, project_id: true }) },
+  { schema: 'CreatedWebhook', sdk: keysOf<CreatedWebhook>()({ webhook_id: true, url: true, events: true, secret: true, created_at: true }) },
+  {
+    schema: 'Webhook',
+    sdk: keysOf<Webhook>()({ webhook_id: true, url: true, events: true, description: true, created_at: true, disabled: true, disabled_reason: true }),
+  },
+  { schema: 'WebhookDelivery', sdk: keysOf<WebhookDelivery>()({ event_id: true, attempt: true, status: true, at: true, response_status: true, error: true }) },
 ];
 
 function apiOperations(doc: OpenApiDocument): Map<string, { method: string; path: string }> {

@@ -349,3 +349,74 @@ export interface AuditResponse {
   results: AuditEntry[];
   next: string | null;
 }
+
+// The public event feed and webhooks
+
+export type FeedEventType = 'memo.created' | 'memo.updated' | 'memo.processed' | 'memo.failed' | 'memo.deleted' | 'memo.expired';
+
+/** A public event: ids and what changed, never content or title. `id` is an opaque, increasing cursor. */
+export interface FeedEvent {
+  id: string;
+  type: FeedEventType;
+  at: string;
+  project_id: string;
+  memo_uuid: string;
+  client_reference_id: string | null;
+  revision: number | null;
+  /** memo.updated: the changed fields. */
+  fields?: string[];
+  /** memo.failed: extracting, indexing or summarizing. */
+  stage?: string;
+  /** memo.failed: why. */
+  reason?: string;
+}
+
+export interface EventsPage {
+  events: FeedEvent[];
+  /** The id of the last event returned, or the given `after` when none (null: none and no `after`). */
+  next: string | null;
+}
+
+export interface EventsQuery {
+  after?: string;
+  /** 1–1000, default 100. */
+  limit?: number;
+  types?: FeedEventType[];
+}
+
+export interface CreateWebhookBody {
+  url: string;
+  /** Event types, or `['*']`. */
+  events: (FeedEventType | '*')[];
+  description?: string;
+  /** Only with an organization token (the client's `projectId` fills it in). */
+  project_id?: string;
+}
+
+export interface CreatedWebhook {
+  webhook_id: string;
+  url: string;
+  events: string[];
+  /** `whsec_…`: shown in this answer only. */
+  secret: string;
+  created_at: string;
+}
+
+export interface Webhook {
+  webhook_id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  created_at: string;
+  disabled: boolean;
+  disabled_reason: string | null;
+}
+
+export interface WebhookDelivery {
+  event_id: string;
+  attempt: number;
+  status: 'delivered' | 'retrying' | 'failed';
+  at: string;
+  response_status: number | null;
+  error?: string;
+}

@@ -6,6 +6,7 @@ import { MemoPage } from './pages/Memo';
 import { MemosPage } from './pages/Memos';
 import { ProjectPage } from './pages/Project';
 import { SearchPage } from './pages/Search';
+import { WebhooksPage } from './pages/Webhooks';
 import { can, clientFor, errorMessage, loadSession, saveSession, type Access, type Session } from './session';
 import { ErrorNote } from './ui';
 import './style.css';
@@ -70,6 +71,7 @@ const NAV: [string, string, Parameters<typeof can>[1] | undefined][] = [
   ['memos', 'Memos', 'memos:read'],
   ['search', 'Search', 'search'],
   ['chat', 'Chat', 'chat'],
+  ['webhooks', 'Webhooks', undefined],
   ['project', 'Project', undefined],
 ];
 
@@ -103,6 +105,7 @@ function App() {
       page === 'memos' ? <MemosPage client={client} canWrite={can(access, 'memos:write')} /> :
       page === 'search' ? <SearchPage client={client} apiKeyHint={session.apiKey.slice(0, 4)} /> :
       page === 'chat' ? <ChatPage client={client} chatId={id} /> :
+      page === 'webhooks' ? <WebhooksPage client={client} /> :
       page === 'project' ? <ProjectPage client={client} onKeyRotated={replaceKey} access={access} /> :
       <p>Unknown page.</p>;
   } catch (error) {

@@ -27,6 +27,9 @@ export const ERRORS = {
   NotFound: { status: 404, text: 'Not found' },
   /** DELETE /api/v1/project/keys/{key_id} of a key the project does not have. */
   KeyNotFound: { status: 404, text: 'Key not found' },
+  WebhookNotFound: { status: 404, text: 'Webhook not found' },
+  /** A webhook URL that resolves to loopback, private, link-local or metadata addresses. */
+  WebhookUrlRefused: { status: 400, text: 'The webhook URL resolves to an address that is not allowed' },
   ReferenceIdTaken: { status: 409, text: 'reference_id is already used by another memo in this project' },
   PayloadTooLarge: { status: 413, text: 'Request body is too large' },
   FileTooLarge: { status: 413, text: 'The file is larger than the upload limit' },
@@ -52,7 +55,7 @@ export const ERRORS = {
 export type ErrorCode = keyof typeof ERRORS;
 
 /** Codes whose spec text is a prefix followed by `: <details>`. */
-const PREFIXED: ReadonlySet<ErrorCode> = new Set(['InvalidFilter', 'AgentError', 'UnsupportedFileType', 'FileTypeMismatch', 'FileTooLarge']);
+const PREFIXED: ReadonlySet<ErrorCode> = new Set(['WebhookUrlRefused', 'InvalidFilter', 'AgentError', 'UnsupportedFileType', 'FileTypeMismatch', 'FileTooLarge']);
 /** Codes whose detail is the whole client-facing text (validation messages the spec leaves open). */
 const REPLACED: ReadonlySet<ErrorCode> = new Set(['InvalidRequest']);
 

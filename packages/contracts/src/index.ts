@@ -10,6 +10,7 @@ export {
   SERVICE_NAMES,
   Streams,
   Subjects,
+  WebhookConsumers,
   isSubjectToken,
 } from './subjects';
 export type { ConsumerName, MemoCommandName, ServiceName } from './subjects';
@@ -215,3 +216,33 @@ export {
   withinParent,
 } from './access';
 export type { AuditFilter, AuditRecord, KeyInput, NewMemoFields, Scope, TokenInput } from './access';
+export {
+  CreateWebhookBody,
+  CreatedWebhook,
+  EVENTS_LIMIT_DEFAULT,
+  EVENTS_LIMIT_MAX,
+  EventsPage,
+  EventsQuery,
+  FEED_EVENT_TYPES,
+  FEED_UPDATE_FIELDS,
+  FEED_VERSION,
+  FeedEvent,
+  FeedEventBody,
+  WEBHOOK_DELIVERY_STATUSES,
+  Webhook,
+  WebhookDeliveries,
+  WebhookDelivery,
+  WebhookEvents,
+  WebhookIdParams,
+  WebhookList,
+  feedEventId,
+  feedEventSeq,
+  isFeedEventType,
+  parseCreateWebhookBody,
+  parseEventsQuery,
+  parseFeedTypes,
+  webhookUrlProblem,
+  webhookView,
+  webhookWants,
+} from './http/events';
+export type { CreateWebhookInput, EventsInput, FeedEventType, FeedUpdateField, StoredFeedEvent, WebhookDeliveryStatus, WebhookRecord } from './http/events';

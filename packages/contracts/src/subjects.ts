@@ -28,6 +28,13 @@ export const Streams = {
   deadLetters: 'DEAD_LETTERS',
   /** Who touched what: one message per authenticated call, written by the gateway, kept MEMEX_AUDIT_RETENTION. */
   audit: 'AUDIT',
+  /**
+   * The public event feed: versioned public events projected from the memo events, no content,
+   * one subject per project and type (`Subjects.feed`), kept for `MEMEX_EVENTS_RETENTION`.
+   */
+  feed: 'MEMEX_FEED',
+  /** Webhook delivery attempts, one subject per webhook, the latest few kept for its deliveries listing. */
+  webhookDeliveries: 'WEBHOOK_DELIVERIES',
 } as const;
 
 export const Consumers = {
@@ -41,6 +48,8 @@ export const Consumers = {
   agent: 'agent',
   /** Turns uploaded files into content revisions (and erases them with their memo). */
   extractor: 'extractor',
+  /** Projects memo events into the public feed (`Streams.feed`). */
+  feed: 'feed',
 } as const;
 export type ConsumerName = (typeof Consumers)[keyof typeof Consumers];
 
@@ -64,6 +73,19 @@ export const Subjects = {
   deadLetter: (consumer: ConsumerName, originalSubject: string) => `${ROOT}.dlq.${token(consumer, 'consumer')}.${originalSubject}`,
   deadLettersOfMemo: (projectId: string, memoId: string) =>
     `${ROOT}.dlq.*.${ROOT}.evt.memo.${token(projectId, 'project id')}.${token(memoId, 'memo id')}`,
+
+  feedAll: `${ROOT}.feed.>`,
+  /**
+   * A public event: project, then the versioned type (`memo.processed` is two tokens), so one filter
+   * picks a project or a project's type. Few subjects on purpose: nats-server's cost of starting a
+   * filtered read grows with the number of distinct subjects it covers.
+   */
+  feed: (projectId: string, type: string) =>
+    `${ROOT}.feed.v1.${token(projectId, 'project id')}.${type.split('.').map((t) => token(t, 'event type')).join('.')}`,
+  /** Every public event of one project. */
+  feedOfProject: (projectId: string) => `${ROOT}.feed.v1.${token(projectId, 'project id')}.>`,
+  webhookDeliveriesAll: `${ROOT}.webhook.delivery.>`,
+  webhookDeliveries: (webhookId: string) => `${ROOT}.webhook.delivery.${token(webhookId, 'webhook id')}`,
 
   /** Core NATS request/reply, served in queue groups named after the service. */
   query: {
@@ -146,6 +168,15 @@ export const Buckets = {
   keyUsage: 'memex_key_usage',
   /** `<project id>.<chat id>` → the scoped key (and token subject) that started the chat. */
   chatOwners: 'memex_chat_owners',
+  /** `<project id>.<webhook id>` → WebhookRecord (its signing secret included, never answered after creation). */
+  webhooks: 'memex_webhooks',
+} as const;
+
+/** Durable consumers made at run time, one per webhook, on the feed filtered by the webhook's project. */
+export const WebhookConsumers = {
+  durable: (webhookId: string) => `webhook-${token(webhookId, 'webhook id')}`,
+  /** The webhook id a durable's name carries, or undefined for another consumer. */
+  webhookId: (durable: string) => (durable.startsWith('webhook-') ? durable.slice('webhook-'.length) : undefined),
 } as const;
 
 /** JetStream Object Store buckets (the embedded blob store). */

@@ -106,3 +106,7 @@ export { startTracing } from './tracing/tracing';
 export type { Tracing } from './tracing/tracing';
 export { tracingSettings, TracingConfigError } from './tracing/settings';
 export type { TracingSettings } from './tracing/settings';
+export { WebhookStore } from './webhooks/store';
+export { newWebhookSecret, signWebhook, signatureMatches, webhookHeaders } from './webhooks/signature';
+export { RefusedAddressError, isRefusedAddress, resolveWebhookHost } from './webhooks/address';
+export { openFeedEvent, sealFeedEvent } from './webhooks/feed';

@@ -18,8 +18,10 @@ import { mcpRoutes } from './routes/mcp';
 import { memoCatalogRoutes } from './routes/memoCatalog';
 import { memoFileRoutes } from './routes/memoFiles';
 import { memoRoutes } from './routes/memos';
+import { eventRoutes } from './routes/events';
 import { projectRoutes } from './routes/project';
 import { searchRoutes } from './routes/search';
+import { webhookRoutes } from './routes/webhooks';
 
 interface BuildGatewayOptions {
   /** PEM certificate and key; without them the app is for `inject()` tests only. */
@@ -218,6 +220,8 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
   projectRoutes(app, deps);
   accessRoutes(app, deps);
   auditRoutes(app, deps);
+  eventRoutes(app, deps);
+  webhookRoutes(app, deps);
   mcpRoutes(app, deps);
   consoleRoutes(app);
   return app;

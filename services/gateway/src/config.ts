@@ -54,6 +54,10 @@ export const GatewayEnv = Type.Object({
     description: 'What the audit trail keeps of search, chat and generate text: nothing, its SHA-256, or the text',
   }),
   MEMEX_AUDIT_RETENTION: Type.String({ default: '90d', description: 'How long audit entries are kept: 90d, 12h, 3600s…' }),
+  MEMEX_WEBHOOK_ALLOW_PRIVATE: Type.Boolean({
+    default: false,
+    description: 'Accept webhook URLs on loopback, private and link-local addresses, and http ones (tests, closed networks)',
+  }),
 });
 export type GatewayConfig = Static<typeof GatewayEnv> & { MEMEX_BODY_LIMIT: number };
 

@@ -9,6 +9,7 @@ import {
 } from '@memex/runtime';
 import type { MemoConfig } from './config';
 import { ExpirySweeper } from './expiry/sweeper';
+import { startEventsOut } from './feed/start';
 import { memoWriteForms } from './formats';
 import { listMemos, memoFile, memoHistory, memoStatus } from './memo/catalog';
 import { MemoCommandService } from './memo/handlers';
@@ -100,6 +101,8 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
       retry,
     });
     onStop(() => consumer.stop());
+    const eventsOut = await startEventsOut({ nc, js, jsm, keyring, commands, config: config.feed, replicas: config.MEMEX_NATS_REPLICAS, logger, metrics, retry, clock });
+    onStop(() => eventsOut.stop());
     const subscriptions = [
       serveQuery<MemoGetRequest, unknown>(nc, {
         subject: Subjects.query.memoGet,

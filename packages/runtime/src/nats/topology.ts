@@ -56,6 +56,8 @@ export const CONSUMER_POLICY: Record<ConsumerName, { maxDeliver: number; ackWait
   [Consumers.agent]: { maxDeliver: 8, ackWaitMs: 15_000, maxAckPending: 256 },
   // A file that cannot be read is recorded as the memo's error, not retried; retries are for outages.
   [Consumers.extractor]: { maxDeliver: 5, ackWaitMs: 30_000, maxAckPending: 64 },
+  // The public feed's projector: quick work, in batches; retries are for outages.
+  [Consumers.feed]: { maxDeliver: 10, ackWaitMs: 10_000, maxAckPending: 1024 },
 };
 
 function streamConfigs(replicas: number): (Partial<StreamConfig> & { name: string })[] {
@@ -117,6 +119,7 @@ function consumerConfigs(retry: RetryOverrides): { stream: string; config: Parti
     pull(Consumers.indexerCatalog, Streams.memoEvents, Subjects.memoEventsAll),
     pull(Consumers.agent, Streams.memoEvents, Subjects.memoEventsAll),
     pull(Consumers.extractor, Streams.memoEvents, Subjects.memoEventsAll),
+    pull(Consumers.feed, Streams.memoEvents, Subjects.memoEventsAll),
   ];
 }
 

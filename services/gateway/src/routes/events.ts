@@ -1,0 +1,175 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstream';
+import {
+  ErrorResponse,
+  EventsPage,
+  EventsQuery,
+  Streams,
+  Subjects,
+  feedEventId,
+  parseEventsQuery,
+  type EventsInput,
+  type FeedEvent,
+  type StoredFeedEvent,
+} from '@memex/contracts';
+import { decodeJson, openFeedEvent, type Keyring } from '@memex/runtime';
+import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
+import { readRange } from '../http/streamRead';
+
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 429: ErrorResponse };
+
+/** Sent as an SSE comment while no event comes, so proxies keep the connection. */
+const SSE_KEEPALIVE_MS = 15_000;
+
+/** The subject filter for a project's feed: one type's subject when one is asked for, else the whole project. */
+function feedFilter(projectId: string, input: EventsInput): string {
+  return input.types?.length === 1 ? Subjects.feed(projectId, input.types[0]!) : Subjects.feedOfProject(projectId);
+}
+
+/** The feed message's stored event; undefined for one the caller did not ask for (or not its project). */
+function storedEvent(msg: JsMsg, projectId: string, input: EventsInput): StoredFeedEvent | undefined {
+  let body: StoredFeedEvent;
+  try {
+    body = decodeJson<StoredFeedEvent>(msg.data);
+  } catch {
+    return undefined;
+  }
+  if (body.project_id !== projectId) return undefined;
+  if (input.types && !input.types.includes(body.type)) return undefined;
+  return body;
+}
+
+/** The public event: its id from the stream position, its reference id opened (null once the memo is erased). */
+async function toEvent(keyring: Keyring, seq: number, stored: StoredFeedEvent): Promise<FeedEvent> {
+  return { id: feedEventId(seq), ...(await openFeedEvent(keyring, stored)) };
+}
+
+function wantsStream(request: FastifyRequest): boolean {
+  const accept = request.headers.accept;
+  return typeof accept === 'string' && accept.includes('text/event-stream');
+}
+
+/**
+ * The public event feed: pages of a project's events, oldest first from the start of retention,
+ * or (with `Accept: text/event-stream`) a stream of them, resumable by `Last-Event-ID` or `after`.
+ */
+export function eventRoutes(app: FastifyInstance, deps: GatewayDeps): void {
+  // Made on first use: the OpenAPI document builds the app without a connection.
+  let jsClient: ReturnType<typeof jetstream> | undefined;
+  const js = () => (jsClient ??= jetstream(deps.nc));
+
+  app.get(
+    '/api/v1/events',
+    {
+      schema: {
+        operationId: 'listEvents',
+        summary: 'Read the project’s event feed',
+        description:
+          'Memo events (created, updated, processed, failed, deleted, expired), ids only, oldest first. `next` is the cursor to pass as `after`. ' +
+          'With `Accept: text/event-stream` the same route streams events as they happen (`id:` and `data:` lines, `: ping` keep-alives), resumable with `Last-Event-ID`.',
+        tags: ['events'],
+        querystring: EventsQuery,
+        response: { 200: EventsPage, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const query = (request.query ?? {}) as Record<string, unknown>;
+      const ctx = requestContext(deps, request, reply, requestedProject(query));
+      const stream = wantsStream(request);
+      const lastEventId = request.headers['last-event-id'];
+      const input = parseEventsQuery(query, stream && typeof lastEventId === 'string' ? lastEventId : undefined);
+      if (stream) return streamEvents(request, reply, deps, js(), ctx.projectId, input);
+      const kept: { seq: number; stored: StoredFeedEvent }[] = [];
+      await readRange(deps.jsm, js(), {
+        stream: Streams.feed,
+        filter: feedFilter(ctx.projectId, input),
+        afterSeq: input.afterSeq,
+        limit: input.limit,
+        keep: (msg) => {
+          const stored = storedEvent(msg, ctx.projectId, input);
+          if (stored) kept.push({ seq: msg.seq, stored });
+          return stored !== undefined;
+        },
+      });
+      const events = await Promise.all(kept.map(({ seq, stored }) => toEvent(deps.content.keyring, seq, stored)));
+      return { events, next: events.at(-1)?.id ?? input.after };
+    },
+  );
+}
+
+async function streamEvents(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: GatewayDeps,
+  js: ReturnType<typeof jetstream>,
+  projectId: string,
+  input: EventsInput,
+): Promise<void> {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    'x-request-id': request.id,
+  });
+  let closed = false;
+  let stopConsuming: (() => Promise<unknown>) | undefined;
+  let wake: (() => void) | undefined;
+  const onClose = () => {
+    closed = true;
+    void stopConsuming?.();
+    wake?.();
+  };
+  res.once('close', onClose);
+  const write = async (chunk: string) => {
+    if (closed) return;
+    if (!res.write(chunk))
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.once('drain', done);
+        res.once('close', done);
+      });
+  };
+  const keepalive = setInterval(() => void write(': ping\n\n'), SSE_KEEPALIVE_MS);
+  try {
+    await write(': ping\n\n');
+    // The feed stream appears with the memo service's first start: until then, wait for it.
+    while (!closed) {
+      try {
+        const consumer = await js.consumers.get(Streams.feed, {
+          filter_subjects: feedFilter(projectId, input),
+          ...(input.afterSeq > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: input.afterSeq + 1 } : { deliver_policy: DeliverPolicy.All }),
+        });
+        const messages = await consumer.consume({ max_messages: 512 });
+        stopConsuming = () => messages.close();
+        if (closed) await messages.close();
+        for await (const msg of messages) {
+          if (closed) break;
+          const stored = storedEvent(msg, projectId, input);
+          if (!stored) continue;
+          const event = await toEvent(deps.content.keyring, msg.seq, stored);
+          await write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
+        }
+        break;
+      } catch (error) {
+        if (closed) break;
+        request.log.debug({ err: error }, 'event feed not readable yet; retrying');
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, 1_000);
+        });
+      }
+    }
+  } finally {
+    clearInterval(keepalive);
+    res.off('close', onClose);
+    if (!closed) res.end();
+    deps.logger.debug({ projectId }, 'event stream ended');
+  }
+}
