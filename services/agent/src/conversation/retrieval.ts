@@ -61,7 +61,7 @@ export class Retriever {
  * which reranking (on by default when the indexer has a reranker) keeps `reranking.top_k` (default
  * AGENT_TOP_K, at most the candidates); `similarity_threshold` drops candidates below it first.
  */
-export function indexRequest(scope: RetrievalScope, text: string, options: RetrievalOptions): IndexSearchRequest {
+function indexRequest(scope: RetrievalScope, text: string, options: RetrievalOptions): IndexSearchRequest {
   const rag = scope.rag;
   const candidates = rag?.vectorTopK;
   const keep = Math.min(rag?.rerankTopK ?? options.topK, candidates ?? Infinity);

@@ -6,18 +6,9 @@
  * cannot), and retries must never replay a reply that already streamed tokens to a client.
  */
 import { truncateAtWord } from '@memex/text';
-import {
-  CallScope,
-  MAX_QUERY_CHARS,
-  SEARCH_TOOL,
-  abortReason,
-  firstLine,
-  initialMessages,
-  parseSummary,
-  raceAbort,
-  rewriteMessages,
-  summaryMessages,
-} from './ollama';
+import { CallScope, abortReason, raceAbort } from './abort';
+import { MAX_QUERY_CHARS, SEARCH_TOOL, firstLine, initialMessages, rewriteMessages, summaryMessages } from './prompting';
+import { parseSummary } from './summaryReply';
 import type { AnswerRequest, AnswerResult, HistoryTurn, LlmProvider, TokenSink } from './port';
 import { ToolAnswer } from './toolAnswer';
 

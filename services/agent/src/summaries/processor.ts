@@ -3,13 +3,13 @@ import { SEAL_FOR_TRANSIT, isKeyErased, type CommandClient, type ContentStore, t
 import type { LlmProvider } from '../llm/port';
 
 /** Most tags generated per revision (client tags given at creation come on top). */
-export const MAX_GENERATED_TAGS = 8;
+const MAX_GENERATED_TAGS = 8;
 
 /**
  * Summaries and tags read at most this many characters of a revision (its beginning), so a 16 MiB
  * memo is summarized in about the time of a 256 KiB one.
  */
-export const SUMMARY_INPUT_CHARS = 256 * 1024;
+const SUMMARY_INPUT_CHARS = 256 * 1024;
 
 /**
  * Summaries and tags for every new content revision, recorded through the memo service, which drops
