@@ -25,6 +25,7 @@ import type { AgentConfig } from './config';
 import { Conversations } from './conversation/conversations';
 import { serveConversations } from './conversation/handlers';
 import { Retriever } from './conversation/retrieval';
+import { ModelHealth } from './llm/health';
 import type { LlmProvider } from './llm/port';
 import { openChatStore, openLlm } from './stores';
 import { SummaryProcessor } from './summaries/processor';
@@ -55,7 +56,12 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
   const commands = new CommandClient(nc, 30_000);
   const keyring = await Keyring.open(nc, { replicas: config.MEMEX_NATS_REPLICAS, deflate: config.MEMEX_SEAL_DEFLATE });
   const blobs = await openBlobStore(nc, config);
-  const summaries = new SummaryProcessor(llm, commands, new ContentStore(blobs, keyring));
+  const modelHealth = new ModelHealth(metrics);
+  const summaries = new SummaryProcessor(llm, commands, new ContentStore(blobs, keyring), modelHealth, {
+    attempts: config.LLM_SUMMARY_ATTEMPTS,
+    backoffMs: config.LLM_SUMMARY_BACKOFF_MS,
+    timeoutMs: config.LLM_TIMEOUT_MS,
+  });
   const store = await openChatStore(config);
   const conversations = new Conversations({
     llm,
@@ -87,7 +93,7 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
   ];
   const check = async () => {
     const r = await llm.readiness();
-    return { ready: r.ready && !nc.isClosed(), details: { llm: llm.name, chats: store.chats.kind, ...r.details } };
+    return { ready: r.ready && !nc.isClosed(), details: { llm: llm.name, chats: store.chats.kind, ...r.details, llm_last_error: modelHealth.lastError } };
   };
   const conversationServer = serveConversations(nc, conversations, logger, metrics);
   const subs = [

@@ -1,5 +1,5 @@
 import { collapseWhitespace, extractKeyphrases, hasLexicalOverlap, scoreSentences, splitSentences, summarize, truncateAtWord } from '@memex/text';
-import type { AnswerRequest, AnswerResult, LlmProvider, Passage, TokenSink } from './port';
+import type { AnswerRequest, AnswerResult, LlmProvider, ModelSummary, Passage, TokenSink } from './port';
 
 /** What the extractive provider says when the knowledge base has nothing on the question. */
 export const NOTHING_FOUND = 'I could not find anything about this in the knowledge base.';
@@ -95,6 +95,11 @@ function evidence(query: string, passages: readonly Passage[], limit: number): E
   return out;
 }
 
+/** The extractive summary and tags: the built-in provider's, and the fallback when a model fails. */
+export function extractiveSummary(content: string): { summary: string; tags: string[] } {
+  return { summary: summarize(content, { maxSentences: 3 }), tags: extractKeyphrases(content, { max: 8 }).map((t) => t.toLowerCase()) };
+}
+
 /**
  * The built-in provider: no model, no network. Summaries are the most central sentences, tags the
  * top keyphrases; answers quote the retrieved sentences that best cover the question, with [n]
@@ -104,8 +109,8 @@ function evidence(query: string, passages: readonly Passage[], limit: number): E
 export class ExtractiveProvider implements LlmProvider {
   readonly name = 'extractive';
 
-  async summarize(content: string): Promise<{ summary: string; tags: string[] }> {
-    return { summary: summarize(content, { maxSentences: 3 }), tags: extractKeyphrases(content, { max: 8 }).map((t) => t.toLowerCase()) };
+  async summarize(content: string): Promise<ModelSummary> {
+    return { ...extractiveSummary(content), source: 'extractive' };
   }
 
   async readiness() {

@@ -1,9 +1,9 @@
 import { truncateAtWord } from '@memex/text';
 import type { ChatResponse, Message, Ollama, ToolCall } from 'ollama';
 import { CallScope, abortReason, raceAbort } from './abort';
-import type { AnswerRequest, AnswerResult, HistoryTurn, LlmProvider, TokenSink } from './port';
+import type { AnswerRequest, AnswerResult, HistoryTurn, LlmProvider, ModelSummary, TokenSink } from './port';
 import { MAX_QUERY_CHARS, SEARCH_TOOL, SEARCH_TOOL_NAME, SUMMARY_FORMAT, firstLine, initialMessages, rewriteMessages, summaryMessages } from './prompting';
-import { parseSummary } from './summaryReply';
+import { UnusableSummaryError, readSummaryReply } from './summaryReply';
 import { ToolAnswer } from './toolAnswer';
 
 export interface OllamaProviderOptions {
@@ -157,11 +157,11 @@ export class OllamaProvider implements LlmProvider {
     });
   }
 
-  async summarize(content: string, signal?: AbortSignal): Promise<{ summary: string; tags: string[] }> {
+  async summarize(content: string, signal?: AbortSignal): Promise<ModelSummary> {
     const maxChars = Math.max(2_000, (this.options.numCtx - 600) * 3);
     const note = content.length > maxChars ? truncateAtWord(content, maxChars) : content;
     const messages = summaryMessages(note);
-    let problem = '';
+    let problem: UnusableSummaryError | undefined;
     for (let attempt = 1; attempt <= 2; attempt++) {
       const reply = await this.call(signal, 'summarize', this.options.timeoutMs, (scope, client) =>
         raceAbort(
@@ -169,11 +169,14 @@ export class OllamaProvider implements LlmProvider {
           scope.signal,
         ),
       );
-      const parsed = parseSummary(reply.message?.content);
-      if (typeof parsed !== 'string') return parsed;
-      problem = parsed;
+      try {
+        return readSummaryReply(reply.message?.content);
+      } catch (error) {
+        if (!(error instanceof UnusableSummaryError)) throw error;
+        problem = error;
+      }
     }
-    throw new OllamaError(`Ollama returned a malformed summary twice (${problem})`);
+    throw problem!;
   }
 
   async rewriteQuery(input: string, history: HistoryTurn[], signal: AbortSignal): Promise<string> {

@@ -227,7 +227,7 @@ describe('OpenAI-compatible provider against a scripted peer', () => {
 
   it('summarizes with JSON mode, and without it on servers that reject response_format', async () => {
     peer.script([{ content: '{"summary":"About JetStream.","tags":["NATS","JetStream"]}' }]);
-    expect(await provider({ apiKey: 'sk-test' }).summarize('JetStream stores messages.')).toEqual({ summary: 'About JetStream.', tags: ['nats', 'jetstream'] });
+    expect(await provider({ apiKey: 'sk-test' }).summarize('JetStream stores messages.')).toEqual({ summary: 'About JetStream.', tags: ['nats', 'jetstream'], source: 'model' });
     const [body] = peer.chatBodies();
     expect(body.response_format).toEqual({ type: 'json_object' });
     expect(body.stream).toBe(false);
@@ -236,7 +236,7 @@ describe('OpenAI-compatible provider against a scripted peer', () => {
     await peer.close();
     peer = await startOpenAiPeer({ jsonMode: false });
     peer.script([{ content: '```json\n{"summary":"S.","tags":["a"]}\n```' }]);
-    expect(await provider().summarize('x')).toEqual({ summary: 'S.', tags: ['a'] });
+    expect(await provider().summarize('x')).toEqual({ summary: 'S.', tags: ['a'], source: 'model' });
     expect(peer.chatBodies().map((b) => b.response_format !== undefined)).toEqual([true, false]);
   });
 

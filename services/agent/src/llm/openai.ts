@@ -8,8 +8,8 @@
 import { truncateAtWord } from '@memex/text';
 import { CallScope, abortReason, raceAbort } from './abort';
 import { MAX_QUERY_CHARS, SEARCH_TOOL, firstLine, initialMessages, rewriteMessages, summaryMessages } from './prompting';
-import { parseSummary } from './summaryReply';
-import type { AnswerRequest, AnswerResult, HistoryTurn, LlmProvider, TokenSink } from './port';
+import { UnusableSummaryError, readSummaryReply } from './summaryReply';
+import type { AnswerRequest, AnswerResult, HistoryTurn, LlmProvider, ModelSummary, TokenSink } from './port';
 import { ToolAnswer } from './toolAnswer';
 
 export interface OpenAiProviderOptions {
@@ -164,12 +164,6 @@ function queryFromArguments(raw: string): string | undefined {
   }
 }
 
-/** A reply wrapped in a Markdown code fence, as many chat models write JSON. */
-function unfence(text: string): string {
-  const match = /^\s*```(?:json)?\s*\n?([\s\S]*?)\n?```\s*$/i.exec(text);
-  return match ? match[1]! : text;
-}
-
 /**
  * Answers with a tool-calling loop like the Ollama provider's (first retrieval in the prompt,
  * `search_memos` for more), falling back to retrieval-first answering on servers that reject tools.
@@ -283,11 +277,11 @@ export class OpenAiProvider implements LlmProvider {
     });
   }
 
-  async summarize(content: string, signal?: AbortSignal): Promise<{ summary: string; tags: string[] }> {
+  async summarize(content: string, signal?: AbortSignal): Promise<ModelSummary> {
     const note = content.length > 24_000 ? truncateAtWord(content, 24_000) : content;
     const messages = summaryMessages(note);
     const model = await this.model(signal);
-    let problem = '';
+    let problem: UnusableSummaryError | undefined;
     for (let attempt = 1; attempt <= 2; attempt++) {
       const jsonMode = !this.jsonModeRejected;
       const body = { model, messages, stream: false, temperature: 0, ...(jsonMode ? { response_format: { type: 'json_object' } } : {}) };
@@ -303,11 +297,14 @@ export class OpenAiProvider implements LlmProvider {
         throw error;
       }
       const text = (reply as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content;
-      const parsed = parseSummary(typeof text === 'string' ? unfence(text) : undefined);
-      if (typeof parsed !== 'string') return parsed;
-      problem = parsed;
+      try {
+        return readSummaryReply(typeof text === 'string' ? text : undefined);
+      } catch (error) {
+        if (!(error instanceof UnusableSummaryError)) throw error;
+        problem = error;
+      }
     }
-    throw new OpenAiError(`the model returned a malformed summary twice (${problem})`);
+    throw problem!;
   }
 
   async rewriteQuery(input: string, history: HistoryTurn[], signal: AbortSignal): Promise<string> {
