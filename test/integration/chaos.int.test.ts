@@ -52,6 +52,7 @@ describe('a misbehaving model server through the whole stack', () => {
         LLM_TIMEOUT_MS: '4000',
         LLM_SUMMARY_ATTEMPTS: '2',
         LLM_SUMMARY_BACKOFF_MS: '100',
+        LLM_MAX_TOKENS: '40',
         MEMEX_RATE_LIMIT: '0',
       },
     });
@@ -149,14 +150,37 @@ describe('a misbehaving model server through the whole stack', () => {
       }, 30_000);
     }
 
-    it('cut mid-stream: the tokens sent, then an error event and done', async () => {
+    it('cut mid-stream: the tokens sent, then an error event and done; the partial answer is kept in the chat (named in done only for a continued chat)', async () => {
       peer.reset();
       peer.chaos('cut-mid-stream');
-      const streamed = await ask('/api/v1/chat', { query: 'How many containers does a crane move?', stream: true });
+      const streamed = await ask('/api/v1/chat', { query: 'Where do pilots bring the ships?', stream: true });
       const stream = events(streamed.body);
-      expect(stream.filter((e) => e.type === 'token').length).toBeGreaterThan(0);
-      expect(stream.at(-2)).toMatchObject({ type: 'error' });
+      const partial = stream.filter((e) => e.type === 'token').map((e) => (e as { content: string }).content).join('');
+      expect(partial).toMatch(/^This text is mostly about/);
+      expect(stream.at(-2)).toMatchObject({ type: 'error', error: expect.stringMatching(/^Agent error: /) });
       expect(stream.at(-1)?.type).toBe('done');
+      const list = await get<{ results: { uuid: string; title: string }[] }>('/api/v1/chat?page_size=100');
+      const stored = list.results.filter((c) => c.title === 'Where do pilots bring the ships?');
+      expect(stored).toHaveLength(1);
+      const chat = await get<{ messages: { sent_by: string; content: string }[] }>(`/api/v1/chat/${stored[0]!.uuid}`);
+      expect(chat.messages.map((m) => [m.sent_by, m.content])).toEqual([
+        ['user', 'Where do pilots bring the ships?'],
+        ['model', partial],
+      ]);
+    }, 30_000);
+
+    it('endless: the stream is cut at LLM_MAX_TOKENS, named in the answer, streamed and not', async () => {
+      peer.reset();
+      peer.chaos('endless');
+      const chat = await ask('/api/v1/chat', { query: 'How many containers does a crane move?' });
+      expect(chat.statusCode, chat.body).toBe(200);
+      expect(chat.json().response).toMatch(/^more0 more1 .* \[answer cut at LLM_MAX_TOKENS=40\]$/);
+      expect(chat.json().response.match(/more\d+/g)).toHaveLength(40);
+      const streamed = events((await ask('/api/v1/generate', { prompt: 'Write a brief on harbour cranes', stream: true })).body);
+      expect(streamed.filter((e) => e.type === 'token').at(-1)).toEqual({ type: 'token', content: '[answer cut at LLM_MAX_TOKENS=40]' });
+      expect(streamed.at(-1)?.type).toBe('done');
+      // the upstream request is closed, not left streaming
+      await expect.poll(() => peer.openRequests, { timeout: 2_000 }).toBe(0);
     }, 30_000);
 
     it('slow first token: the answer comes, late', async () => {

@@ -69,6 +69,8 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
     retriever: new Retriever(nc, { topK: config.AGENT_TOP_K, maxDistance: config.AGENT_MAX_DISTANCE }),
     clock: overrides.clock ?? (() => new Date()),
     logger,
+    limits: { maxTokens: config.LLM_MAX_TOKENS, timeoutMs: config.LLM_TIMEOUT_MS },
+    onModelError: (operation, error) => modelHealth.failed(operation, error),
   });
 
   // AGENT_CONCURRENCY memos are summarized at once, whichever batch they came in.

@@ -21,6 +21,8 @@ export interface OllamaProviderOptions {
   timeoutMs: number;
   /** Searches the model may run per answer; after that it must answer without tools. */
   maxToolCalls: number;
+  /** Sent as `options.num_predict` on every call (LLM_MAX_TOKENS); unset, Ollama's default. */
+  maxTokens?: number;
   /** For tests and proxies; defaults to the global `fetch`. */
   fetch?: typeof fetch;
 }
@@ -128,7 +130,7 @@ export class OllamaProvider implements LlmProvider {
           messages,
           stream: true,
           ...(canSearch ? { tools: [SEARCH_TOOL] } : {}),
-          options: { num_ctx: this.options.numCtx },
+          options: { num_ctx: this.options.numCtx, ...this.predictLimit() },
         }),
         scope.signal,
       );
@@ -165,7 +167,7 @@ export class OllamaProvider implements LlmProvider {
     for (let attempt = 1; attempt <= 2; attempt++) {
       const reply = await this.call(signal, 'summarize', this.options.timeoutMs, (scope, client) =>
         raceAbort(
-          client.chat({ model: this.options.model, messages, stream: false, format: SUMMARY_FORMAT, options: { num_ctx: this.options.numCtx, temperature: 0 } }),
+          client.chat({ model: this.options.model, messages, stream: false, format: SUMMARY_FORMAT, options: { num_ctx: this.options.numCtx, temperature: 0, ...this.predictLimit() } }),
           scope.signal,
         ),
       );
@@ -185,6 +187,10 @@ export class OllamaProvider implements LlmProvider {
       raceAbort(client.chat({ model: this.options.model, messages, stream: false, options: { num_ctx: this.options.numCtx, temperature: 0 } }), scope.signal),
     );
     return firstLine(reply.message?.content ?? '');
+  }
+
+  private predictLimit(): { num_predict?: number } {
+    return this.options.maxTokens ? { num_predict: this.options.maxTokens } : {};
   }
 
   async readiness(): Promise<{ ready: boolean; details: Record<string, unknown> }> {

@@ -26,6 +26,8 @@ export interface OpenAiProviderOptions {
   timeoutMs: number;
   /** Searches the model may run per answer through tool calls. */
   maxToolCalls: number;
+  /** Sent as `max_tokens` on every completion (LLM_MAX_TOKENS); unset, the server's default. */
+  maxTokens?: number;
   /**
    * `auto`: offer the search tool, and answer retrieval-first (passages in the prompt, no tools)
    * once the server rejects tools. `off`: never offer tools.
@@ -238,6 +240,7 @@ export class OpenAiProvider implements LlmProvider {
       model,
       messages,
       stream: true,
+      ...(this.options.maxTokens ? { max_tokens: this.options.maxTokens } : {}),
       ...(canSearch ? { tools: [SEARCH_TOOL], tool_choice: 'auto' } : {}),
     };
     return this.post(signal, 'chat', '/chat/completions', body, async (response, scope) => {
@@ -284,7 +287,14 @@ export class OpenAiProvider implements LlmProvider {
     let problem: UnusableSummaryError | undefined;
     for (let attempt = 1; attempt <= 2; attempt++) {
       const jsonMode = !this.jsonModeRejected;
-      const body = { model, messages, stream: false, temperature: 0, ...(jsonMode ? { response_format: { type: 'json_object' } } : {}) };
+      const body = {
+        model,
+        messages,
+        stream: false,
+        temperature: 0,
+        ...(this.options.maxTokens ? { max_tokens: this.options.maxTokens } : {}),
+        ...(jsonMode ? { response_format: { type: 'json_object' } } : {}),
+      };
       let reply: unknown;
       try {
         reply = await this.post(signal, 'summarize', '/chat/completions', body, (response) => response.json());
