@@ -171,6 +171,12 @@ export class Conversations {
       signal.removeEventListener('abort', onAbort);
     }
     if (cut) this.deps.logger.warn({ kind: request.kind, ...cut }, 'answer cut at its limit');
+    // Zero tokens is a model failure, not an answer: the client gets the agent error, not a blank.
+    if (!cut && result.text.trim() === '') {
+      const empty = Object.assign(new Error('the model sent an empty answer'), { kind: 'empty' });
+      this.deps.onModelError?.(request.kind, empty);
+      throw agentError(empty);
+    }
     const references = scope.rag?.references ? referencesFrom(result.passages.length > 0 ? result.passages : seen) : undefined;
     return {
       text: result.text,
