@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startOllamaPeer, type OllamaPeer } from '../testing/ollamaPeer';
-import { contractPassages, contractRequest, llmContract } from './contract';
+import { contractPassages, contractRequest, llmChaosContract, llmContract } from './contract';
 import { OllamaError, OllamaProvider, OllamaTimeoutError, type OllamaProviderOptions } from './ollama';
 import type { Passage } from './port';
 
@@ -19,6 +19,18 @@ llmContract('Ollama (scripted peer)', async () => {
       if (reply.kind === 'answer') peer.script(reply.tokens.map((content) => ({ content, delayMs: reply.delayMs })));
       else peer.script([{ content: JSON.stringify({ summary: reply.summary, tags: reply.tags }) }]);
     },
+  };
+});
+
+llmChaosContract('Ollama (chaos peer)', async () => {
+  const peer = await startOllamaPeer();
+  return {
+    provider: new OllamaProvider({ host: peer.url, model: MODEL, numCtx: 4096, timeoutMs: 2_000, maxToolCalls: 2 }),
+    chaos: (mode) => {
+      peer.reset();
+      peer.chaos(mode, { slowMs: 300 });
+    },
+    dispose: () => peer.close(),
   };
 });
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startOpenAiPeer, type OpenAiPeer } from '@memex/testing';
-import { contractRequest, llmContract } from './contract';
+import { contractRequest, llmChaosContract, llmContract } from './contract';
 import { OpenAiError, OpenAiProvider, OpenAiTimeoutError, sseEvents, type OpenAiProviderOptions } from './openai';
 
 const MODEL = 'test-model';
@@ -28,6 +28,18 @@ llmContract('OpenAI-compatible (scripted peer)', async () => {
       if (reply.kind === 'answer') peer.script(reply.tokens.map((content) => ({ content, delayMs: reply.delayMs })));
       else peer.script([{ content: JSON.stringify({ summary: reply.summary, tags: reply.tags }) }]);
     },
+  };
+});
+
+llmChaosContract('OpenAI-compatible (chaos peer)', async () => {
+  const peer = await startOpenAiPeer();
+  return {
+    provider: new OpenAiProvider(options(peer, { maxRetries: 0, timeoutMs: 2_000 })),
+    chaos: (mode) => {
+      peer.reset();
+      peer.chaos(mode, { slowMs: 300 });
+    },
+    dispose: () => peer.close(),
   };
 });
 
