@@ -8,8 +8,10 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Streams, type MemoHistoryResponse, type MemoStatusResponse, type StreamEvent } from '@memex/contracts';
+import { collectMetrics } from '@memex/runtime';
 import { chaosProse, startOpenAiPeer, type ChaosMode, type OpenAiPeer } from '@memex/testing';
 import { memoApi } from '../support/api';
+import { counter } from '../support/metrics';
 import { startStack, type Stack } from '../support/stack';
 
 const HARBOUR =
@@ -99,6 +101,19 @@ describe('a misbehaving model server through the whole stack', () => {
     const jsm = await jetstreamManager(stack.nc);
     const info = await jsm.streams.info(Streams.deadLetters, { subjects_filter: `memex.dlq.agent.>` });
     expect(Object.keys(info.state.subjects ?? {}).filter((s) => s.includes(projectId))).toEqual([]);
+  });
+
+  it('counts summaries by source and model errors by kind', async () => {
+    const metrics = await collectMetrics(stack.nc, ['agent'], 500);
+    const total = (name: string, labels: Record<string, string>) => [...counter(metrics, 'agent', name, labels).values()].reduce((a, b) => a + b, 0);
+    // one memo per mode above: prose, tools-ignored, invalid-json, slow-first-token from text; fenced-json from JSON
+    expect(total('memex_summaries_total', { source: 'model-text' })).toBe(4);
+    expect(total('memex_summaries_total', { source: 'model' })).toBe(1);
+    expect(total('memex_summaries_total', { source: 'extractive-fallback' })).toBe(5);
+    // two attempts each (LLM_SUMMARY_ATTEMPTS=2)
+    expect(total('memex_model_errors_total', { kind: 'server_error', operation: 'summarize' })).toBe(2);
+    expect(total('memex_model_errors_total', { kind: 'rate_limited', operation: 'summarize' })).toBe(2);
+    expect(total('memex_model_errors_total', { kind: 'timeout', operation: 'summarize' })).toBe(2);
   });
 
   it('readiness names the model and its last error', async () => {
