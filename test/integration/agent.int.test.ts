@@ -132,7 +132,7 @@ describe('chat and generate through the whole stack', () => {
     const streamed = await chat({ query: 'Please explode now', stream: true });
     const { events } = parseSse(streamed.body);
     expect(events.map((e) => e.type)).toEqual(['token', 'error', 'done']);
-    expect(events[1]).toEqual({ type: 'error', content: 'Agent error: model crashed' });
+    expect(events[1]).toEqual({ type: 'error', error: 'Agent error: model crashed', content: 'Agent error: model crashed' });
   });
 
   it('answers chat errors with the spec texts', async () => {

@@ -158,7 +158,11 @@ describe('an agent that stops mid-answer', () => {
       await stack.agent.stop();
       await ended;
       const events = body.split('\n\n').filter((b) => b.startsWith('data: ')).map((b) => JSON.parse(b.slice(6)) as { type: string; content?: string });
-      expect(events.at(-2)).toEqual({ type: 'error', content: 'Agent error: the agent stopped before the answer was complete; ask again' });
+      expect(events.at(-2)).toEqual({
+        type: 'error',
+        error: 'Agent error: the agent stopped before the answer was complete; ask again',
+        content: 'Agent error: the agent stopped before the answer was complete; ask again',
+      });
       // The answer never completed, so no chat was stored: done must not name one.
       expect(events.at(-1)).toEqual({ type: 'done' });
     } finally {

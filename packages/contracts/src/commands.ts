@@ -1,6 +1,6 @@
 import type { WireError } from './errors';
 import type { ContentRef } from './blobs';
-import type { ChunkLayout, ErasureReason, MemoFile, ProcessingStage } from './events';
+import type { ChunkLayout, ErasureReason, MemoFile, ProcessingStage, SummarySource } from './events';
 import type { IdType } from './http/memo';
 import type { CreateMemoInput, UpdateMemoInput } from './http/validation';
 import type { MemoCommandName } from './subjects';
@@ -23,6 +23,10 @@ export interface ChunkPreview {
 export interface SummaryResult {
   summary: string;
   tags: string[];
+  /** Absent from agents that predate it. */
+  source?: SummarySource;
+  /** Why the model's summary was not used (with `extractive-fallback`). */
+  reason?: string;
 }
 
 /**
@@ -36,7 +40,14 @@ export interface MemoCommands {
   update: { projectId: string; memoId: string; /** StoredUpdateInput */ sealed: string };
   delete: { projectId: string; memoId: string; reason?: ErasureReason };
   'record-chunks': { projectId: string; memoId: string; revision: number; model: string; chunks: ChunkLayout; /** ChunkPreview */ sealed: string };
-  'record-summary': { projectId: string; memoId: string; revision: number; /** SummaryResult */ sealed: string };
+  'record-summary': {
+    projectId: string;
+    memoId: string;
+    revision: number;
+    /** SummaryResult */ sealed: string;
+    /** Replace the summary of a revision already summarized (`memex resummarize`). */
+    replace?: boolean;
+  };
   'record-processing-failure': {
     projectId: string;
     memoId: string;

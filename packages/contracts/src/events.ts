@@ -39,6 +39,15 @@ export interface TagRecord {
 export type ProcessingStage = 'extracting' | 'indexing' | 'summarizing';
 
 /**
+ * What wrote a memo's summary: `model`, the model's structured reply; `model-text`, the model's
+ * prose taken as the summary; `extractive-fallback`, the built-in extractive summary because the
+ * model could not give one (the reason is recorded beside it); `extractive`, the built-in
+ * provider, configured as the agent's LLM.
+ */
+export type SummarySource = 'model' | 'model-text' | 'extractive-fallback' | 'extractive';
+export const SUMMARY_SOURCES: readonly SummarySource[] = ['model', 'model-text', 'extractive-fallback', 'extractive'];
+
+/**
  * An uploaded original file: where its bytes are kept (a blob key), and what it was. The memo's
  * content stays empty until the extractor records the file's text as a new content revision.
  */
@@ -107,8 +116,18 @@ export type MemoEvent =
       /**
        * `tags`: the tags found with the summary, in the same event. Absent in events written before
        * (and with `MEMEX_SEAL_DEFLATE=false`): a `MemoTagged` followed those.
+       * `source` and `reason` (why the model's summary was not used): absent in older events.
        */
-      data: { memoId: string; projectId: string; revision: number; summary: string; tags?: TagRecord[]; at: string };
+      data: {
+        memoId: string;
+        projectId: string;
+        revision: number;
+        summary: string;
+        tags?: TagRecord[];
+        source?: SummarySource;
+        reason?: string;
+        at: string;
+      };
     }
   /** Found tags on their own: what summaries were followed by before `MemoSummarized` carried them. Still read. */
   | { type: 'MemoTagged'; data: { memoId: string; projectId: string; revision: number; tags: TagRecord[]; at: string } }

@@ -108,7 +108,7 @@ export type {
 export { INLINE_CONTENT_MAX_BYTES, contentBlobName } from './blobs';
 export type { BlobRef, ContentRef } from './blobs';
 
-export { EMPTY_CHUNKS, MEMO_EVENT_TYPES, packChunks, startsContentRevision, unpackChunks } from './events';
+export { EMPTY_CHUNKS, MEMO_EVENT_TYPES, SUMMARY_SOURCES, packChunks, startsContentRevision, unpackChunks } from './events';
 export type {
   ChunkLayout,
   ChunkRecord,
@@ -118,6 +118,7 @@ export type {
   MemoEventMessage,
   MemoEventType,
   ProcessingStage,
+  SummarySource,
   SealedEventBody,
   TagRecord,
 } from './events';

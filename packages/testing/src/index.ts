@@ -3,5 +3,5 @@ export { filterCases, generateFilterMemos } from './filterCases';
 export type { GeneratedMemo } from './filterCases';
 export { eventually, freePort, natsServerAvailable, startNatsServer, tempDir, waitForPort } from './natsServer';
 export type { NatsServerHandle } from './natsServer';
-export { peerEmbedding, peerRerankScore, startOpenAiPeer } from './openaiPeer';
-export type { OpenAiChatScript, OpenAiPeer, OpenAiPeerOptions, OpenAiPeerRequest, OpenAiPeerStep } from './openaiPeer';
+export { CHAOS_MODES, chaosProse, chaosScript, peerEmbedding, peerRerankScore, startOpenAiPeer } from './openaiPeer';
+export type { ChaosMode, OpenAiChatScript, OpenAiPeer, OpenAiPeerOptions, OpenAiPeerRequest, OpenAiPeerStep } from './openaiPeer';

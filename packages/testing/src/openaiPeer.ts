@@ -15,7 +15,99 @@ export type OpenAiPeerStep =
   /** An `{ error }` event inside the stream. */
   | { error: string; delayMs?: number }
   | { stopMidStream: true; delayMs?: number }
-  | { dropConnection: true; delayMs?: number };
+  | { dropConnection: true; delayMs?: number }
+  /** Tokens every `delayMs` (default 5) until the client goes away: a stream that never stops. */
+  | { endless: true; delayMs?: number };
+
+/**
+ * Ways a real model server misbehaves, served for every chat request while no script is queued
+ * (`peer.chaos(mode)`). Summary requests (those asking for JSON) and answers both get the mode.
+ */
+export type ChaosMode =
+  /** Plain prose for everything, summaries included; `tools` accepted and never called. */
+  | 'prose'
+  /** Summaries as JSON inside a Markdown code fence; answers in prose. */
+  | 'fenced-json'
+  /** Summaries as JSON cut off before its end; answers in prose. */
+  | 'invalid-json'
+  /** A reply with no text at all. */
+  | 'empty'
+  /** 500 for every chat request. */
+  | 'server-error'
+  /** 429 with `Retry-After: 1` for every chat request. */
+  | 'rate-limited'
+  /** Prose whose first token comes after `slowMs` (default 1500). */
+  | 'slow-first-token'
+  /** Half of a prose answer, then the connection is dropped. */
+  | 'cut-mid-stream'
+  /** Streams never end (a non-streamed reply never comes). */
+  | 'endless'
+  /** Accepts `tools` and never calls them: prose. */
+  | 'tools-ignored';
+
+export const CHAOS_MODES: readonly ChaosMode[] = [
+  'prose',
+  'fenced-json',
+  'invalid-json',
+  'empty',
+  'server-error',
+  'rate-limited',
+  'slow-first-token',
+  'cut-mid-stream',
+  'endless',
+  'tools-ignored',
+];
+
+/** What a prose-only model says to a request: a sentence about the text it was given. */
+export function chaosProse(body: any): string { // eslint-disable-line @typescript-eslint/no-explicit-any -- a request body as sent
+  const last = Array.isArray(body?.messages) ? String(body.messages.at(-1)?.content ?? '') : '';
+  const quoted = /<(?:note|passage)[^>]*>\s*([\s\S]*?)<\/(?:note|passage)>/.exec(last)?.[1] ?? last;
+  const words = quoted.replace(/<[^>]+>/g, ' ').split(/\s+/).filter(Boolean).slice(0, 12).join(' ');
+  return `This text is mostly about ${words || 'nothing in particular'}. It reads like a short note.`;
+}
+
+const isSummaryRequest = (body: any) => // eslint-disable-line @typescript-eslint/no-explicit-any -- a request body as sent
+  body?.stream !== true && Array.isArray(body?.messages) && /\{"summary"/.test(String(body.messages[0]?.content ?? ''));
+
+function pieces(text: string, delayMs = 0): OpenAiPeerStep[] {
+  return (text.match(/\S+\s*/g) ?? []).map((content) => ({ content, ...(delayMs ? { delayMs } : {}) }));
+}
+
+/** The script a chaos mode answers `body` with. */
+export function chaosScript(mode: ChaosMode, body: any, slowMs = 1_500): OpenAiChatScript { // eslint-disable-line @typescript-eslint/no-explicit-any -- a request body as sent
+  const prose = chaosProse(body);
+  const summary = isSummaryRequest(body);
+  switch (mode) {
+    case 'prose':
+    case 'tools-ignored':
+      return pieces(prose);
+    case 'fenced-json':
+      return summary ? [{ content: '```json\n' + JSON.stringify({ summary: prose, tags: ['chaos', 'fenced'] }) + '\n```' }] : pieces(prose);
+    case 'invalid-json':
+      return summary ? [{ content: JSON.stringify({ summary: prose, tags: ['chaos', 'invalid'] }).slice(0, -12) }] : pieces(prose);
+    case 'empty':
+      return [{ content: '' }];
+    case 'server-error':
+      return { status: 500, error: 'chaos: internal server error' };
+    case 'rate-limited':
+      return { status: 429, error: 'chaos: rate limit reached', retryAfter: '1' };
+    case 'slow-first-token': {
+      const [first, ...rest] = pieces(prose);
+      return [{ ...first!, delayMs: slowMs }, ...rest];
+    }
+    case 'cut-mid-stream': {
+      if (summary) return [{ dropConnection: true }];
+      const all = pieces(prose, 5);
+      return [...all.slice(0, Math.ceil(all.length / 2)), { dropConnection: true }];
+    }
+    case 'endless':
+      return body?.stream === true ? [{ endless: true }] : { hang: true };
+    default: {
+      const never: never = mode;
+      throw new Error(`unknown chaos mode ${String(never)}`);
+    }
+  }
+}
 
 export type OpenAiChatScript =
   | OpenAiPeerStep[]
@@ -54,6 +146,8 @@ export interface OpenAiPeer {
   readonly requests: OpenAiPeerRequest[];
   readonly openRequests: number;
   script(...scripts: OpenAiChatScript[]): void;
+  /** Answers every chat request with this misbehaviour while no script is queued; `undefined` ends it. */
+  chaos(mode: ChaosMode | undefined, options?: { slowMs?: number }): void;
   readonly pending: number;
   chatBodies(): any[]; // eslint-disable-line @typescript-eslint/no-explicit-any -- request bodies as sent
   /** Makes the next `count` embedding or rerank requests fail with `status`. */
@@ -114,6 +208,7 @@ export async function startOpenAiPeer(options: OpenAiPeerOptions = {}): Promise<
   const models = options.models ?? ['test-model', 'test-embed', 'test-rerank'];
   let dimension = options.dimension ?? 16;
   let counter = 0;
+  let chaos: { mode: ChaosMode; slowMs: number } | undefined;
 
   const failure = (kind: string): number | undefined => {
     const f = failures.get(kind);
@@ -131,7 +226,7 @@ export async function startOpenAiPeer(options: OpenAiPeerOptions = {}): Promise<
       sendJson(res, 400, { error: { message: 'response_format is not supported', type: 'invalid_request_error' } });
       return;
     }
-    const script = queue.shift();
+    const script = queue.shift() ?? (chaos ? chaosScript(chaos.mode, body, chaos.slowMs) : undefined);
     if (!script) {
       sendJson(res, 500, { error: { message: 'openai peer: no script queued for this request' } });
       return;
@@ -149,7 +244,7 @@ export async function startOpenAiPeer(options: OpenAiPeerOptions = {}): Promise<
       const toolCalls: unknown[] = [];
       for (const step of script) {
         if (step.delayMs) await sleep(step.delayMs);
-        if (gone() || 'stopMidStream' in step) return;
+        if (gone() || 'stopMidStream' in step || 'endless' in step) return;
         if ('dropConnection' in step) {
           res.socket?.destroy();
           return;
@@ -186,6 +281,13 @@ export async function startOpenAiPeer(options: OpenAiPeerOptions = {}): Promise<
       if ('error' in step) {
         res.write(`data: ${JSON.stringify({ error: { message: step.error } })}\n\n`);
         res.end();
+        return;
+      }
+      if ('endless' in step) {
+        for (let i = 0; !gone(); i++) {
+          event({ content: `more${i} ` });
+          await sleep(step.delayMs ?? 5);
+        }
         return;
       }
       if ('content' in step) event({ content: step.content });
@@ -292,6 +394,9 @@ export async function startOpenAiPeer(options: OpenAiPeerOptions = {}): Promise<
     script(...scripts) {
       queue.push(...scripts);
     },
+    chaos(mode, chaosOptions = {}) {
+      chaos = mode === undefined ? undefined : { mode, slowMs: chaosOptions.slowMs ?? 1_500 };
+    },
     get pending() {
       return queue.length;
     },
@@ -309,6 +414,7 @@ export async function startOpenAiPeer(options: OpenAiPeerOptions = {}): Promise<
     },
     reset() {
       queue.length = 0;
+      chaos = undefined;
       failures.clear();
       requests.length = 0;
     },

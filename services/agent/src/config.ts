@@ -23,6 +23,18 @@ export const AgentEnv = Type.Object({
     description: 'auto: offer the search tool, answer retrieval-first if the server rejects tools; off: never offer tools',
   }),
   OPENAI_MAX_TOOL_CALLS: Type.Integer({ minimum: 0, default: 4, description: 'Searches the model may run per answer' }),
+  LLM_MAX_TOKENS: Type.Integer({
+    minimum: 16,
+    default: 2048,
+    description: 'Most tokens one answer or summary may have, for every provider; a longer stream is cut and its record says so',
+  }),
+  LLM_TIMEOUT_MS: Type.Integer({
+    minimum: 1000,
+    default: 180_000,
+    description: 'Longest one whole answer or summary attempt may take, streaming and the provider retries included',
+  }),
+  LLM_SUMMARY_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 10, default: 3, description: 'Model attempts per summary before the extractive fallback' }),
+  LLM_SUMMARY_BACKOFF_MS: Type.Integer({ minimum: 0, default: 1000, description: 'Wait before the second summary attempt; doubles after' }),
   AGENT_TOP_K: Type.Integer({ minimum: 1, maximum: 50, default: 8, description: 'Chunks retrieved per question' }),
   AGENT_MAX_DISTANCE: Type.Number({
     minimum: 0,

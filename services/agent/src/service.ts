@@ -4,6 +4,7 @@ import type { AgentConfig } from './config';
 import { Conversations } from './conversation/conversations';
 import { serveConversations } from './conversation/handlers';
 import { Retriever } from './conversation/retrieval';
+import { ModelHealth } from './llm/health';
 import type { LlmProvider } from './llm/port';
 import { llmModel, openChatStore, openLlm } from './stores';
 import { traceLlm } from './tracing';
@@ -25,7 +26,12 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
     const llm = traceLlm(overrides.llm ?? (await openLlm(config)), llmModel(config));
     const commands = new CommandClient(nc, 30_000);
     onStop(() => commands.close());
-    const summaries = new SummaryProcessor(llm, commands, content);
+    const modelHealth = new ModelHealth(metrics);
+    const summaries = new SummaryProcessor(llm, commands, content, modelHealth, {
+      attempts: config.LLM_SUMMARY_ATTEMPTS,
+      backoffMs: config.LLM_SUMMARY_BACKOFF_MS,
+      timeoutMs: config.LLM_TIMEOUT_MS,
+    });
     const store = await openChatStore(config);
     onClose(() => store.close());
     const conversations = new Conversations({
@@ -34,6 +40,8 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
       retriever: new Retriever(nc, { topK: config.AGENT_TOP_K, maxDistance: config.AGENT_MAX_DISTANCE }),
       clock: overrides.clock ?? (() => new Date()),
       logger,
+      limits: { maxTokens: config.LLM_MAX_TOKENS, timeoutMs: config.LLM_TIMEOUT_MS },
+      onModelError: (operation, error) => modelHealth.failed(operation, error),
     });
 
     // AGENT_CONCURRENCY memos are summarized at once, whichever batch they came in.
@@ -61,7 +69,7 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
     return {
       health: async () => {
         const r = await llm.readiness();
-        return { ready: r.ready, details: { llm: llm.name, chats: store.chats.kind, ...r.details } };
+        return { ready: r.ready, details: { llm: llm.name, chats: store.chats.kind, ...r.details, llm_last_error: modelHealth.lastError } };
       },
       subscriptions: conversationServer.subscriptions,
       ready: { message: 'agent ready', fields: { llm: llm.name } },

@@ -41,6 +41,7 @@ export async function openLlm(config: AgentConfig): Promise<LlmProvider> {
       maxRetries: config.OPENAI_MAX_RETRIES,
       tools: config.OPENAI_TOOLS,
       maxToolCalls: config.OPENAI_MAX_TOOL_CALLS,
+      maxTokens: config.LLM_MAX_TOKENS,
     });
   }
   const { OllamaProvider } = await import('./llm/ollama');
@@ -50,5 +51,6 @@ export async function openLlm(config: AgentConfig): Promise<LlmProvider> {
     numCtx: config.OLLAMA_NUM_CTX,
     timeoutMs: config.OLLAMA_TIMEOUT_MS,
     maxToolCalls: config.OLLAMA_MAX_TOOL_CALLS,
+    maxTokens: config.LLM_MAX_TOKENS,
   });
 }

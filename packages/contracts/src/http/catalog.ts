@@ -65,6 +65,14 @@ export const MemoListQuery = Type.Object({
 });
 export type MemoListQuery = Static<typeof MemoListQuery>;
 
+export const SummarySourceField = Type.Union(
+  [Type.Literal('model'), Type.Literal('model-text'), Type.Literal('extractive-fallback'), Type.Literal('extractive')],
+  {
+    description:
+      "What wrote the summary: model (its structured reply), model-text (its prose taken as the summary), extractive-fallback (the model failed; see summary_reason), extractive (the built-in provider is the configured LLM)",
+  },
+);
+
 export const MemoStatusResponse = Type.Object(
   {
     memo_uuid: Uuid,
@@ -72,6 +80,8 @@ export const MemoStatusResponse = Type.Object(
     processing_started_at: Nullable(DateTime),
     processing_completed_at: Nullable(DateTime),
     error_reason: Nullable(Type.String()),
+    summary_source: Nullable(SummarySourceField),
+    summary_reason: Nullable(Type.String({ description: "Why the model's summary was not used, with extractive-fallback" })),
   },
   { $id: 'MemoStatusResponse' },
 );
@@ -90,6 +100,8 @@ export const MemoHistoryEntry = Type.Object(
     fields: Type.Array(Type.String(), { description: 'The memo fields (REST names) the event set or changed' }),
     content_revision: Nullable(Type.Integer({ description: 'The content revision the event created or belongs to' })),
     content_length: Nullable(Type.Integer({ description: 'Length of the new content, for events that set content (never the content)' })),
+    summary_source: Type.Optional(SummarySourceField),
+    summary_reason: Type.Optional(Type.String({ description: "MemoSummarized with extractive-fallback: why the model's summary was not used" })),
   },
   { $id: 'MemoHistoryEntry' },
 );

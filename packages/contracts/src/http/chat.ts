@@ -137,5 +137,6 @@ export type StreamEvent =
   | { type: 'citations'; citations: Citation[] }
   /** With rag_config.references.enabled, just before `done`: the References object as JSON text (Skald's shape). */
   | { type: 'references'; content: string }
-  | { type: 'error'; content: string }
+  /** The answer failed: `error` says why (`content` carries the same text, for older readers); `done` follows. */
+  | { type: 'error'; error: string; content: string }
   | { type: 'done'; chat_id?: string };

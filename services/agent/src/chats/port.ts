@@ -14,8 +14,16 @@ export type ChatEvent =
         at: string;
         citations?: Citation[];
         intermediateSteps?: IntermediateStep[];
+        /** Set on a model message that is not the whole answer: why, and the cap or error that ended it. */
+        incomplete?: Incomplete;
       };
     };
+
+/** Why an answer stopped short: a cap (named with its value) or the model failing mid-stream. */
+export interface Incomplete {
+  reason: 'max_tokens' | 'timeout' | 'error';
+  detail: string;
+}
 
 /** A chat as the list shows it. */
 export interface ChatRecord {

@@ -15,7 +15,7 @@ import {
 } from '@memex/contracts';
 import { uuidV7, type Logger } from '@memex/runtime';
 import { truncateAtWord } from '@memex/text';
-import { ChatVersionConflictError, type ChatEvent, type ChatStore } from '../chats/port';
+import { ChatVersionConflictError, type ChatEvent, type ChatStore, type Incomplete } from '../chats/port';
 import type { AnswerRequest, HistoryTurn, LlmProvider, Passage, TokenSink } from '../llm/port';
 import { pageChat } from './chatPages';
 import { citationsFrom } from './citations';
@@ -33,13 +33,26 @@ export interface PreparedChat {
   history: HistoryTurn[];
 }
 
+export interface AnswerLimits {
+  /** Most streamed pieces (one per model token, as the servers stream them) in one answer (LLM_MAX_TOKENS). */
+  maxTokens: number;
+  /** Longest one whole answer may take, streaming included (LLM_TIMEOUT_MS). */
+  timeoutMs: number;
+}
+
 export interface ConversationDeps {
   llm: LlmProvider;
   chats: ChatStore;
   retriever: Retriever;
   clock: () => Date;
   logger: Logger;
+  limits?: AnswerLimits;
+  /** Told of every model failure (for readiness and metrics). */
+  onModelError?: (operation: 'chat' | 'generate', error: unknown) => void;
 }
+
+/** The abort reason of an answer cut by one of its limits. */
+const LIMIT_REACHED = new Error('answer limit reached');
 
 /** Wraps what went wrong while answering in the spec's `Agent error: <details>`. */
 export function agentError(error: unknown): MemexError {
@@ -93,7 +106,8 @@ export class Conversations {
     fallback: string | undefined,
     onToken: TokenSink,
     signal: AbortSignal,
-  ): Promise<{ text: string; citations: AgentChatReply['citations']; steps: IntermediateStep[]; references?: References }> {
+    onPartial?: (text: string, incomplete: Incomplete) => Promise<void>,
+  ): Promise<{ text: string; citations: AgentChatReply['citations']; steps: IntermediateStep[]; references?: References; incomplete?: Incomplete }> {
     let found;
     try {
       const searchText = scope.rag?.queryRewrite ? await this.rewrite(request, signal) : request.input;
@@ -114,15 +128,63 @@ export class Conversations {
       extraSteps.push(step);
       return passages;
     };
-    let result;
+    // The limits hold for every provider: past either one the answer ends with what was sent.
+    const limits = this.deps.limits;
+    const bound = new AbortController();
+    const onAbort = () => bound.abort(signal.reason);
+    if (signal.aborted) bound.abort(signal.reason);
+    else signal.addEventListener('abort', onAbort, { once: true });
+    let cut: Incomplete | undefined;
+    const stop = (incomplete: Incomplete) => {
+      cut ??= incomplete;
+      bound.abort(LIMIT_REACHED);
+    };
+    const timer = limits ? setTimeout(() => stop({ reason: 'timeout', detail: `cut at LLM_TIMEOUT_MS=${limits.timeoutMs}` }), limits.timeoutMs) : undefined;
+    let pieces = 0;
+    let sent = '';
+    const counted: TokenSink = async (text) => {
+      if (limits && !cut && pieces >= limits.maxTokens) stop({ reason: 'max_tokens', detail: `cut at LLM_MAX_TOKENS=${limits.maxTokens}` });
+      if (cut) throw LIMIT_REACHED;
+      pieces += 1;
+      sent += text;
+      await onToken(text);
+    };
+    let result: { text: string; passages: Passage[] };
     try {
-      result = await this.deps.llm.answer({ ...request, passages: found.passages, search }, onToken, signal);
+      result = await this.deps.llm.answer({ ...request, passages: found.passages, search }, counted, bound.signal);
     } catch (error) {
       if (signal.aborted) throw signal.reason;
-      throw agentError(error);
+      if (cut) {
+        // The cut is named where the reader sees it, and in the answer's record.
+        const note = `${sent === '' || /\s$/.test(sent) ? '' : ' '}[answer ${cut.detail}]`;
+        await onToken(note).catch(() => undefined);
+        result = { text: sent + note, passages: seen };
+      }
+      else {
+        this.deps.onModelError?.(request.kind, error);
+        const failure = agentError(error);
+        if (sent !== '' && onPartial) await onPartial(sent, { reason: 'error', detail: failure.message });
+        throw failure;
+      }
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    }
+    if (cut) this.deps.logger.warn({ kind: request.kind, ...cut }, 'answer cut at its limit');
+    // Zero tokens is a model failure, not an answer: the client gets the agent error, not a blank.
+    if (!cut && result.text.trim() === '') {
+      const empty = Object.assign(new Error('the model sent an empty answer'), { kind: 'empty' });
+      this.deps.onModelError?.(request.kind, empty);
+      throw agentError(empty);
     }
     const references = scope.rag?.references ? referencesFrom(result.passages.length > 0 ? result.passages : seen) : undefined;
-    return { text: result.text, citations: citationsFrom(result.text, seen), steps: [found.step, ...extraSteps], ...(references ? { references } : {}) };
+    return {
+      text: result.text,
+      citations: citationsFrom(result.text, seen),
+      steps: [found.step, ...extraSteps],
+      ...(references ? { references } : {}),
+      ...(cut ? { incomplete: cut } : {}),
+    };
   }
 
   /**
@@ -148,7 +210,7 @@ export class Conversations {
   async runChat(prepared: PreparedChat, onToken: TokenSink, signal: AbortSignal): Promise<AgentChatReply> {
     const { request, chatId, history } = prepared;
     const lastQuestion = [...history].reverse().find((h) => h.role === 'user')?.content;
-    const { text, citations, steps, references } = await this.answer(
+    const { text, citations, steps, references, incomplete } = await this.answer(
       { projectId: request.projectId, filters: request.filters, ...(request.rag ? { rag: request.rag } : {}) },
       {
         kind: 'chat',
@@ -159,13 +221,15 @@ export class Conversations {
       lastQuestion,
       onToken,
       signal,
+      // A model that fails mid-answer: what the client already read is kept, marked incomplete.
+      (partial, why) => this.record(prepared, partial, citationsFrom(partial, []), [], why),
     );
-    await this.record(prepared, text, citations, steps);
+    await this.record(prepared, text, citations, steps, incomplete);
     return { chatId, response: text, intermediateSteps: steps, citations, ...(references ? { references } : {}) };
   }
 
   /** Appends the question and the answer; a concurrent turn on the same chat just moves us after it. */
-  private async record(prepared: PreparedChat, answer: string, citations: AgentChatReply['citations'], steps: IntermediateStep[]) {
+  private async record(prepared: PreparedChat, answer: string, citations: AgentChatReply['citations'], steps: IntermediateStep[], incomplete?: Incomplete) {
     const { request, chatId } = prepared;
     const at = this.deps.clock().toISOString();
     const answeredAt = new Date(Math.max(Date.parse(at) + 1, this.deps.clock().getTime())).toISOString();
@@ -182,7 +246,16 @@ export class Conversations {
         },
         {
           type: 'MessageAdded',
-          data: { messageId: uuidV7(), sentBy: 'model', content: answer, clientSystemPrompt: null, at: answeredAt, citations, intermediateSteps: steps },
+          data: {
+            messageId: uuidV7(),
+            sentBy: 'model',
+            content: answer,
+            clientSystemPrompt: null,
+            at: answeredAt,
+            citations,
+            intermediateSteps: steps,
+            ...(incomplete ? { incomplete } : {}),
+          },
         },
       );
       try {

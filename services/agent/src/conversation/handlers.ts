@@ -63,12 +63,16 @@ export interface ConversationServer {
   interrupt(): Promise<void>;
 }
 
-const neverAborted = new AbortController().signal;
+/** Every answer streams: the gateway names the token stream, streamed to the client or not. */
+function streamIdOf(request: { streamId?: string }): string {
+  if (!request.streamId) throw new MemexError('InvalidRequest', 'streamId is required: answers are sent on a token stream');
+  return request.streamId;
+}
 
 /**
- * Chat, generate and chat history queries. A request with a `streamId` is answered at once with
- * `StreamAccepted` (after the checks that decide its status, such as an unknown chat), and the answer
- * follows on the token stream; without one, the reply is the whole answer.
+ * Chat, generate and chat history queries. A request is answered at once with `StreamAccepted`
+ * (after the checks that decide its status, such as an unknown chat), and the answer follows on
+ * the token stream named by its `streamId`.
  */
 export function serveConversations(nc: NatsConnection, conversations: Conversations, logger: Logger, metrics?: Metrics): ConversationServer {
   const active = new Set<TokenStreamWriter>();
@@ -86,14 +90,10 @@ export function serveConversations(nc: NatsConnection, conversations: Conversati
       ...(metrics ? { metrics } : {}),
       handler: async (request, ctx) => {
         const prepared = await conversations.prepareChat(request);
-        if (!request.streamId) {
-          return conversations.runChat(prepared, async () => undefined, neverAborted).catch((e: unknown) => {
-            throw e instanceof MemexError ? e : agentError(e);
-          });
-        }
-        const writer = new TokenStreamWriter(nc, request.streamId);
+        const streamId = streamIdOf(request);
+        const writer = new TokenStreamWriter(nc, streamId);
         void stream(writer, (onToken, signal) => conversations.runChat(prepared, onToken, signal), ctx.logger, count('chat'), active);
-        return { streamId: request.streamId, chatId: prepared.chatId } satisfies StreamAccepted;
+        return { streamId, chatId: prepared.chatId } satisfies StreamAccepted;
       },
     }),
     serveQuery<AgentGenerateRequest, unknown>(nc, {
@@ -103,10 +103,10 @@ export function serveConversations(nc: NatsConnection, conversations: Conversati
       ...(metrics ? { metrics } : {}),
       handler: async (request, ctx) => {
         conversations.prepareGenerate(request);
-        if (!request.streamId) return conversations.runGenerate(request, async () => undefined, neverAborted);
-        const writer = new TokenStreamWriter(nc, request.streamId);
+        const streamId = streamIdOf(request);
+        const writer = new TokenStreamWriter(nc, streamId);
         void stream(writer, (onToken, signal) => conversations.runGenerate(request, onToken, signal), ctx.logger, count('generate'), active);
-        return { streamId: request.streamId } satisfies StreamAccepted;
+        return { streamId } satisfies StreamAccepted;
       },
     }),
     serveQuery<ChatListRequest, unknown>(nc, {

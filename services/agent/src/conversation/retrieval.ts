@@ -57,6 +57,6 @@ export class Retriever {
 }
 
 /** The index query for one search of a chat or generate: the caller's scope, rag_config's knobs. */
-export function indexRequest(scope: RetrievalScope, text: string, options: RetrievalOptions): IndexSearchRequest {
+function indexRequest(scope: RetrievalScope, text: string, options: RetrievalOptions): IndexSearchRequest {
   return { projectId: scope.projectId, query: text, filters: scope.filters, ...indexRequestFromRag(scope.rag, { topK: options.topK }) };
 }

@@ -5,6 +5,8 @@
  * none, ignore the script, so each assertion here must hold whatever the model says.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHAOS_MODES, type ChaosMode } from '@memex/testing';
+import { modelErrorKind } from './errors';
 import type { AnswerRequest, LlmProvider, Passage } from './port';
 
 /** What a scripted model says on its next call. */
@@ -219,5 +221,87 @@ export function llmContract(name: string, setup: () => Promise<LlmFixture>, opti
       expect(r.ready, JSON.stringify(r.details)).toBe(true);
       expect(r.details).toBeTypeOf('object');
     });
+  });
+}
+
+/** A provider in front of a peer that misbehaves on demand (the chaos peers' modes). */
+export interface ChaosFixture {
+  provider: LlmProvider;
+  chaos(mode: ChaosMode): void;
+  dispose(): Promise<void>;
+}
+
+/** What each mode must give: a summary from this source, or a model failure the processor falls back on. */
+const CHAOS_SUMMARIES: Record<ChaosMode, 'model' | 'model-text' | 'fails'> = {
+  prose: 'model-text',
+  'tools-ignored': 'model-text',
+  'fenced-json': 'model',
+  'invalid-json': 'model-text',
+  'slow-first-token': 'model-text',
+  empty: 'fails',
+  'server-error': 'fails',
+  'rate-limited': 'fails',
+  'cut-mid-stream': 'fails',
+  endless: 'fails',
+};
+
+/**
+ * Every adapter through every chaos mode: summaries are read or fail as a model failure (never
+ * as a fault of ours, which would dead-letter the memo); answers stream the model's text, fail
+ * as a model failure, or, endless, stop when the caller aborts.
+ */
+export function llmChaosContract(name: string, setup: () => Promise<ChaosFixture>): void {
+  describe(`LLM port chaos contract: ${name}`, () => {
+    let fixture: ChaosFixture;
+    beforeAll(async () => {
+      fixture = await setup();
+    });
+    afterAll(async () => {
+      await fixture?.dispose();
+    });
+
+    for (const mode of CHAOS_MODES) {
+      it(`${mode}: a summary is read, or fails as the model's failure`, { timeout: 15_000 }, async () => {
+        fixture.chaos(mode);
+        const expected = CHAOS_SUMMARIES[mode];
+        const outcome = await fixture.provider.summarize(MEMO, AbortSignal.timeout(4_000)).then(
+          (summary) => ({ summary }),
+          (error: unknown) => ({ error }),
+        );
+        if (expected === 'fails') {
+          expect('error' in outcome, JSON.stringify(outcome)).toBe(true);
+          expect(modelErrorKind((outcome as { error: unknown }).error)).not.toBe('other');
+        } else {
+          expect(outcome).toMatchObject({ summary: { source: expected } });
+          expect((outcome as { summary: { summary: string } }).summary.summary.length).toBeGreaterThan(0);
+        }
+      });
+
+      it(`${mode}: an answer streams, fails as the model's failure, or stops when aborted`, { timeout: 15_000 }, async () => {
+        fixture.chaos(mode);
+        const controller = new AbortController();
+        const stopped = new Error('the caller stopped reading');
+        const tokens: string[] = [];
+        const onToken = async (t: string) => {
+          tokens.push(t);
+          if (tokens.length >= 30) controller.abort(stopped);
+        };
+        const outcome = await fixture.provider.answer(contractRequest(), onToken, AbortSignal.any([controller.signal, AbortSignal.timeout(4_000)])).then(
+          (result) => ({ result }),
+          (error: unknown) => ({ error }),
+        );
+        if ('result' in outcome) {
+          expect(outcome.result.text).toBe(tokens.join(''));
+          if (['prose', 'tools-ignored', 'fenced-json', 'invalid-json', 'slow-first-token'].includes(mode)) expect(outcome.result.text).toMatch(/^This text is mostly about/);
+          else expect(mode).toBe('empty');
+        } else if (mode === 'endless') {
+          expect(outcome.error).toBe(stopped);
+          expect(tokens).toHaveLength(30);
+        } else {
+          expect(['server-error', 'rate-limited', 'cut-mid-stream']).toContain(mode);
+          expect(modelErrorKind(outcome.error)).not.toBe('other');
+        }
+      });
+    }
   });
 }

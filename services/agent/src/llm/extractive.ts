@@ -1,5 +1,5 @@
 import { collapseWhitespace, extractKeyphrases, hasLexicalOverlap, scoreSentences, splitSentences, summarize, truncateAtWord } from '@memex/text';
-import type { AnswerRequest, AnswerResult, LlmProvider, Passage, TokenSink } from './port';
+import type { AnswerRequest, AnswerResult, LlmProvider, ModelSummary, Passage, TokenSink } from './port';
 
 /** What the extractive provider says when the knowledge base has nothing on the question. */
 export const NOTHING_FOUND = 'I could not find anything about this in the knowledge base.';
@@ -30,15 +30,45 @@ export function parseRules(text: string | undefined): WritingRules {
   };
 }
 
-/** A title for a generated document: the prompt minus its imperative opening, in title case. */
+const POLITE = /^(?:please|kindly|can you|could you|would you|will you|i need|i want|i would like|i'd like|we need|help me|let's|lets)\s+/i;
+const VERB =
+  /^(?:write(?:\s+up)?|generate|create|draft|produce|prepare|compose|make|give|put together|summari[sz]e|outline|document|build|assemble|pull together|come up with)(?:\s+(?:me|us|up))?(?=\s|$)\s*/i;
+const ARTICLE = /^(?:an?|the|some|my|our)\s+/i;
+// One descriptor at a time: "short", "one-paragraph", "two page", "500-word", "high-level".
+const DESCRIPTOR =
+  /^(?:short|brief|quick|detailed|concise|simple|formal|informal|technical|executive|comprehensive|full|thorough|high[-\s]level|single[-\s]page|(?:one|two|three|four|five|\d+)[-\s](?:page|paragraph|word|line|sentence|minute|section)s?|\d+\s+words?)(?=[\s,]|$)[\s,]*/i;
+const GENRE =
+  /^(?:document|doc|report|summary|overview|memo|note|notes|article|brief|briefing|page|guide|explainer|write-?up|essay|paragraph|piece|post|blog post|faq|primer|introduction|explanation|description|outline|checklist|proposal|plan|review|handout|one-pager|digest|recap)(?=\s|$)\s*/i;
+const CONNECTIVE = /^(?:about|on|of|for|covering|describing|regarding|concerning|explaining|summari[sz]ing|that (?:explains|covers|describes|summari[sz]es)|to explain|to|with)(?=\s|$)\s*/i;
+const QUESTION = /^(?:what|who|which)\s+(?:is|are|was|were)\s+(?:the\s+)?/i;
+
+function strip(text: string, pattern: RegExp): string {
+  return text.replace(pattern, '');
+}
+
+/**
+ * A title for a generated document: the prompt's subject, in title case. The instruction around
+ * it (politeness, the verb, an article, descriptors such as "one-paragraph", the kind of document
+ * and the word joining it to the subject) is cut whole words at a time, so a word is never split.
+ */
 export function titleFromPrompt(prompt: string): string {
-  let t = collapseWhitespace(prompt).replace(/[.!?:;]+$/, '');
-  t = t.replace(
-    /^(?:please\s+)?(?:write|generate|create|draft|produce|prepare|compose|make|give me|summari[sz]e)\s+(?:me\s+)?(?:an?\s+|the\s+)?(?:(?:short|brief|detailed|concise|one-page)\s+)?(?:document|doc|report|summary|overview|memo|note|article|brief|page)?\s*(?:about|on|of|for|covering|describing|summari[sz]ing)?\s*/i,
-    '',
-  );
-  if (t === '') t = collapseWhitespace(prompt);
-  const small = new Set(['a', 'an', 'and', 'as', 'at', 'by', 'for', 'in', 'of', 'on', 'or', 'the', 'to', 'with']);
+  const whole = collapseWhitespace(prompt).replace(/^["'“”‘’]+|["'“”‘’]+$/g, '').replace(/[.!?:;,]+$/, '').trim();
+  let t = whole;
+  while (POLITE.test(t)) t = strip(t, POLITE);
+  const instructed = VERB.test(t);
+  t = strip(t, VERB);
+  t = strip(t, QUESTION);
+  const before = t;
+  t = strip(t, ARTICLE);
+  while (DESCRIPTOR.test(t)) t = strip(t, DESCRIPTOR);
+  const genre = GENRE.exec(t);
+  if (genre) t = strip(t, GENRE);
+  // "a/the" kept when it is the subject's own ("the state of backups"), not the document's.
+  if (!genre && !instructed) t = before;
+  t = strip(t, CONNECTIVE);
+  if (t === '') t = genre ? genre[0].trim() : whole;
+  if (t === '') t = 'Document';
+  const small = new Set(['a', 'an', 'and', 'as', 'at', 'by', 'for', 'in', 'of', 'on', 'or', 'the', 'to', 'with', 'from', 'into', 'vs']);
   const titled = t
     .split(' ')
     .map((w, i) => (i > 0 && small.has(w.toLowerCase()) ? w.toLowerCase() : w.charAt(0).toUpperCase() + w.slice(1)))
@@ -95,6 +125,11 @@ function evidence(query: string, passages: readonly Passage[], limit: number): E
   return out;
 }
 
+/** The extractive summary and tags: the built-in provider's, and the fallback when a model fails. */
+export function extractiveSummary(content: string): { summary: string; tags: string[] } {
+  return { summary: summarize(content, { maxSentences: 3 }), tags: extractKeyphrases(content, { max: 8 }).map((t) => t.toLowerCase()) };
+}
+
 /**
  * The built-in provider: no model, no network. Summaries are the most central sentences, tags the
  * top keyphrases; answers quote the retrieved sentences that best cover the question, with [n]
@@ -104,8 +139,8 @@ function evidence(query: string, passages: readonly Passage[], limit: number): E
 export class ExtractiveProvider implements LlmProvider {
   readonly name = 'extractive';
 
-  async summarize(content: string): Promise<{ summary: string; tags: string[] }> {
-    return { summary: summarize(content, { maxSentences: 3 }), tags: extractKeyphrases(content, { max: 8 }).map((t) => t.toLowerCase()) };
+  async summarize(content: string): Promise<ModelSummary> {
+    return { ...extractiveSummary(content), source: 'extractive' };
   }
 
   async readiness() {

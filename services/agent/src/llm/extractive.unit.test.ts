@@ -33,6 +33,50 @@ describe('extractive provider', () => {
     expect(titleFromPrompt('Write')).toBe('Write');
   });
 
+  it.each([
+    ['Write a one-paragraph brief on harbour operations', 'Harbour Operations'],
+    ['Write a short document about JetStream storage.', 'JetStream Storage'],
+    ['Please generate a report on the state of backups', 'The State of Backups'],
+    ['Harbour operations', 'Harbour Operations'],
+    ['harbour operations.', 'Harbour Operations'],
+    ['Summarize our harbour operations', 'Harbour Operations'],
+    ['Can you write me a 500-word overview of crane maintenance?', 'Crane Maintenance'],
+    ['Could you please draft a concise memo on berth allocation', 'Berth Allocation'],
+    ['Create a two-page summary on tide tables', 'Tide Tables'],
+    ['Write one paragraph on harbour safety', 'Harbour Safety'],
+    ['What is the harbour schedule?', 'Harbour Schedule'],
+    ['What are the rules for pilots?', 'Rules for Pilots'],
+    ['Give me an overview of the port', 'The Port'],
+    ['I need a detailed report about customs checks', 'Customs Checks'],
+    ['Write an essay on the history of the harbour', 'The History of the Harbour'],
+    ['write a brief about onboarding', 'Onboarding'],
+    ['Produce a high-level overview of berth allocation', 'Berth Allocation'],
+    ['Make a checklist for crane inspections', 'Crane Inspections'],
+    ['Write about the port authority', 'The Port Authority'],
+    ['Write a one-page memo regarding overtime', 'Overtime'],
+    ['Prepare a briefing covering night shifts', 'Night Shifts'],
+    ['Compose a short, formal note on safety drills', 'Safety Drills'],
+    ['Write up the incident of 3 March', 'Incident of 3 March'],
+    ['"Draft a proposal for new cranes"', 'New Cranes'],
+    ['Generate a FAQ about container tracking', 'Container Tracking'],
+    ['Put together a recap of the quarter', 'The Quarter'],
+    ['Outline the steps to unload a ship', 'Steps to Unload a Ship'],
+    ['Write a guide to crane safety', 'Crane Safety'],
+    ['Onboarding notes for new staff', 'Onboarding Notes for New Staff'],
+    ['Write a summary', 'Summary'],
+    ['Write', 'Write'],
+    ["I'd like a three-paragraph explanation of tidal windows", 'Tidal Windows'],
+    ['Write a single-page handout describing the canteen', 'The Canteen'],
+    ['Write a thorough review of 2025 throughput', '2025 Throughput'],
+  ])('titles %j as %j: the subject, never a word cut', (prompt, title) => {
+    expect(titleFromPrompt(prompt)).toBe(title);
+  });
+
+  it('titles a generated document from the prompt\'s subject', async () => {
+    const text = await answer({ kind: 'generate', input: 'Write a one-paragraph brief on how JetStream stores messages' });
+    expect(text.split('\n')[0]).toBe('# How JetStream Stores Messages');
+  });
+
   it('writes a document with a title, sections, [n] markers and a Sources list', async () => {
     const text = await answer({ kind: 'generate', input: 'Write a short document about how JetStream stores messages' });
     const lines = text.split('\n');

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startOpenAiPeer, type OpenAiPeer } from '@memex/testing';
-import { contractRequest, llmContract } from './contract';
+import { contractRequest, llmChaosContract, llmContract } from './contract';
 import { OpenAiError, OpenAiProvider, OpenAiTimeoutError, sseEvents, type OpenAiProviderOptions } from './openai';
 
 const MODEL = 'test-model';
@@ -28,6 +28,18 @@ llmContract('OpenAI-compatible (scripted peer)', async () => {
       if (reply.kind === 'answer') peer.script(reply.tokens.map((content) => ({ content, delayMs: reply.delayMs })));
       else peer.script([{ content: JSON.stringify({ summary: reply.summary, tags: reply.tags }) }]);
     },
+  };
+});
+
+llmChaosContract('OpenAI-compatible (chaos peer)', async () => {
+  const peer = await startOpenAiPeer();
+  return {
+    provider: new OpenAiProvider(options(peer, { maxRetries: 0, timeoutMs: 2_000 })),
+    chaos: (mode) => {
+      peer.reset();
+      peer.chaos(mode, { slowMs: 300 });
+    },
+    dispose: () => peer.close(),
   };
 });
 
@@ -227,7 +239,7 @@ describe('OpenAI-compatible provider against a scripted peer', () => {
 
   it('summarizes with JSON mode, and without it on servers that reject response_format', async () => {
     peer.script([{ content: '{"summary":"About JetStream.","tags":["NATS","JetStream"]}' }]);
-    expect(await provider({ apiKey: 'sk-test' }).summarize('JetStream stores messages.')).toEqual({ summary: 'About JetStream.', tags: ['nats', 'jetstream'] });
+    expect(await provider({ apiKey: 'sk-test' }).summarize('JetStream stores messages.')).toEqual({ summary: 'About JetStream.', tags: ['nats', 'jetstream'], source: 'model' });
     const [body] = peer.chatBodies();
     expect(body.response_format).toEqual({ type: 'json_object' });
     expect(body.stream).toBe(false);
@@ -236,7 +248,7 @@ describe('OpenAI-compatible provider against a scripted peer', () => {
     await peer.close();
     peer = await startOpenAiPeer({ jsonMode: false });
     peer.script([{ content: '```json\n{"summary":"S.","tags":["a"]}\n```' }]);
-    expect(await provider().summarize('x')).toEqual({ summary: 'S.', tags: ['a'] });
+    expect(await provider().summarize('x')).toEqual({ summary: 'S.', tags: ['a'], source: 'model' });
     expect(peer.chatBodies().map((b) => b.response_format !== undefined)).toEqual([true, false]);
   });
 

@@ -6,19 +6,10 @@
  * cannot), and retries must never replay a reply that already streamed tokens to a client.
  */
 import { truncateAtWord } from '@memex/text';
-import {
-  CallScope,
-  MAX_QUERY_CHARS,
-  SEARCH_TOOL,
-  abortReason,
-  firstLine,
-  initialMessages,
-  parseSummary,
-  raceAbort,
-  rewriteMessages,
-  summaryMessages,
-} from './ollama';
-import type { AnswerRequest, AnswerResult, HistoryTurn, LlmProvider, TokenSink } from './port';
+import { CallScope, abortReason, raceAbort } from './abort';
+import { MAX_QUERY_CHARS, SEARCH_TOOL, firstLine, initialMessages, rewriteMessages, summaryMessages } from './prompting';
+import { UnusableSummaryError, readSummaryReply } from './summaryReply';
+import type { AnswerRequest, AnswerResult, HistoryTurn, LlmProvider, ModelSummary, TokenSink } from './port';
 import { ToolAnswer } from './toolAnswer';
 
 export interface OpenAiProviderOptions {
@@ -35,6 +26,8 @@ export interface OpenAiProviderOptions {
   timeoutMs: number;
   /** Searches the model may run per answer through tool calls. */
   maxToolCalls: number;
+  /** Sent as `max_tokens` on every completion (LLM_MAX_TOKENS); unset, the server's default. */
+  maxTokens?: number;
   /**
    * `auto`: offer the search tool, and answer retrieval-first (passages in the prompt, no tools)
    * once the server rejects tools. `off`: never offer tools.
@@ -173,12 +166,6 @@ function queryFromArguments(raw: string): string | undefined {
   }
 }
 
-/** A reply wrapped in a Markdown code fence, as many chat models write JSON. */
-function unfence(text: string): string {
-  const match = /^\s*```(?:json)?\s*\n?([\s\S]*?)\n?```\s*$/i.exec(text);
-  return match ? match[1]! : text;
-}
-
 /**
  * Answers with a tool-calling loop like the Ollama provider's (first retrieval in the prompt,
  * `search_memos` for more), falling back to retrieval-first answering on servers that reject tools.
@@ -253,6 +240,7 @@ export class OpenAiProvider implements LlmProvider {
       model,
       messages,
       stream: true,
+      ...(this.options.maxTokens ? { max_tokens: this.options.maxTokens } : {}),
       ...(canSearch ? { tools: [SEARCH_TOOL], tool_choice: 'auto' } : {}),
     };
     return this.post(signal, 'chat', '/chat/completions', body, async (response, scope) => {
@@ -292,14 +280,21 @@ export class OpenAiProvider implements LlmProvider {
     });
   }
 
-  async summarize(content: string, signal?: AbortSignal): Promise<{ summary: string; tags: string[] }> {
+  async summarize(content: string, signal?: AbortSignal): Promise<ModelSummary> {
     const note = content.length > 24_000 ? truncateAtWord(content, 24_000) : content;
     const messages = summaryMessages(note);
     const model = await this.model(signal);
-    let problem = '';
+    let problem: UnusableSummaryError | undefined;
     for (let attempt = 1; attempt <= 2; attempt++) {
       const jsonMode = !this.jsonModeRejected;
-      const body = { model, messages, stream: false, temperature: 0, ...(jsonMode ? { response_format: { type: 'json_object' } } : {}) };
+      const body = {
+        model,
+        messages,
+        stream: false,
+        temperature: 0,
+        ...(this.options.maxTokens ? { max_tokens: this.options.maxTokens } : {}),
+        ...(jsonMode ? { response_format: { type: 'json_object' } } : {}),
+      };
       let reply: unknown;
       try {
         reply = await this.post(signal, 'summarize', '/chat/completions', body, (response) => response.json());
@@ -312,11 +307,14 @@ export class OpenAiProvider implements LlmProvider {
         throw error;
       }
       const text = (reply as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content;
-      const parsed = parseSummary(typeof text === 'string' ? unfence(text) : undefined);
-      if (typeof parsed !== 'string') return parsed;
-      problem = parsed;
+      try {
+        return readSummaryReply(typeof text === 'string' ? text : undefined);
+      } catch (error) {
+        if (!(error instanceof UnusableSummaryError)) throw error;
+        problem = error;
+      }
     }
-    throw new OpenAiError(`the model returned a malformed summary twice (${problem})`);
+    throw problem!;
   }
 
   async rewriteQuery(input: string, history: HistoryTurn[], signal: AbortSignal): Promise<string> {

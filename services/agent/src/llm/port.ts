@@ -1,4 +1,4 @@
-import type { IntermediateStep } from '@memex/contracts';
+import type { IntermediateStep, SummarySource } from '@memex/contracts';
 
 /** A chunk the agent may use as context, numbered as the [n] markers will cite it. */
 export interface Passage {
@@ -42,6 +42,16 @@ export interface AnswerResult {
   passages: Passage[];
 }
 
+/**
+ * A summary as a provider read it. `tags` may be empty (a prose reply without a tags line): the
+ * summary processor then takes the extractive tagger's.
+ */
+export interface ModelSummary {
+  summary: string;
+  tags: string[];
+  source: Exclude<SummarySource, 'extractive-fallback'>;
+}
+
 /** Called for each piece of generated text; awaiting it is how a slow reader slows generation. */
 export type TokenSink = (text: string) => Promise<void>;
 
@@ -51,8 +61,12 @@ export type TokenSink = (text: string) => Promise<void>;
  */
 export interface LlmProvider {
   readonly name: string;
-  /** A summary (at most 3 sentences' worth) and up to 8 lowercase tags for a memo's content. */
-  summarize(content: string, signal?: AbortSignal): Promise<{ summary: string; tags: string[] }>;
+  /**
+   * A summary (at most 3 sentences' worth) and up to 8 lowercase tags for a memo's content, read
+   * leniently from whatever the model wrote; throws when the model cannot be reached, fails, or
+   * replies with nothing usable.
+   */
+  summarize(content: string, signal?: AbortSignal): Promise<ModelSummary>;
   /** Streams an answer or document through `onToken` and returns it whole; stops when `signal` aborts. */
   answer(request: AnswerRequest, onToken: TokenSink, signal: AbortSignal): Promise<AnswerResult>;
   /**

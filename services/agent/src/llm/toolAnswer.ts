@@ -5,7 +5,9 @@
  * reply the tool gives the model for each call. The providers keep only their wire formats.
  */
 import type { IntermediateStep } from '@memex/contracts';
-import { CitationGuard, SEARCH_TOOL_NAME, abortReason, fencePassages, raceAbort } from './ollama';
+import { abortReason, raceAbort } from './abort';
+import { CitationGuard } from './citations';
+import { SEARCH_TOOL_NAME, fencePassages } from './prompting';
 import type { AnswerRequest, AnswerResult, Passage, TokenSink } from './port';
 
 export class ToolAnswer {

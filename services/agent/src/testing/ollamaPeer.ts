@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { chaosScript, type ChaosMode } from '@memex/testing';
 
 /** One piece of a scripted reply, sent after `delayMs`. */
 export type PeerStep =
@@ -17,7 +18,9 @@ export type PeerStep =
   /** Stops writing and keeps the connection open: a server that stalls mid-stream. */
   | { stopMidStream: true; delayMs?: number }
   /** Destroys the socket without finishing the reply. */
-  | { dropConnection: true; delayMs?: number };
+  | { dropConnection: true; delayMs?: number }
+  /** Tokens every `delayMs` (default 5) until the client goes away: a stream that never stops. */
+  | { endless: true; delayMs?: number };
 
 /** What the peer does with one `/api/chat` request. */
 export type ChatScript =
@@ -67,6 +70,8 @@ export interface OllamaPeer {
   models: PeerModel[];
   /** Queues scripts for the next `/api/chat` requests, first in first out. */
   script(...scripts: ChatScript[]): void;
+  /** Answers every `/api/chat` request with this misbehaviour (the OpenAI peer's modes) while no script is queued. */
+  chaos(mode: ChaosMode | undefined, options?: { slowMs?: number }): void;
   /** Scripts still waiting for a request. */
   readonly pending: number;
   /** The bodies of the `/api/chat` requests received so far. */
@@ -114,8 +119,11 @@ export async function startOllamaPeer(options: OllamaPeerOptions = {}): Promise<
 
   const stamp = (model: unknown) => ({ model: typeof model === 'string' ? model : 'unknown', created_at: new Date().toISOString() });
 
+  let chaos: { mode: ChaosMode; slowMs: number } | undefined;
+
   async function chat(body: any, res: ServerResponse, gone: () => boolean): Promise<void> { // eslint-disable-line @typescript-eslint/no-explicit-any
-    const script = queue.shift();
+    // Ollama streams unless told not to; the chaos scripts read `stream: true` as streaming.
+    const script: ChatScript | undefined = queue.shift() ?? (chaos ? (chaosScript(chaos.mode, { ...body, stream: body?.stream !== false }, chaos.slowMs) as ChatScript) : undefined);
     if (!script) {
       sendJson(res, 500, { error: 'ollama peer: no script queued for this /api/chat request' });
       return;
@@ -132,7 +140,7 @@ export async function startOllamaPeer(options: OllamaPeerOptions = {}): Promise<
       for (const step of script) {
         if (step.delayMs) await sleep(step.delayMs);
         if (gone()) return;
-        if ('stopMidStream' in step) return;
+        if ('stopMidStream' in step || 'endless' in step) return;
         if ('dropConnection' in step) {
           res.socket?.destroy();
           return;
@@ -168,6 +176,13 @@ export async function startOllamaPeer(options: OllamaPeerOptions = {}): Promise<
       if ('error' in step) {
         line({ error: step.error });
         res.end();
+        return;
+      }
+      if ('endless' in step) {
+        for (let i = 0; !gone(); i++) {
+          line({ ...stamp(body?.model), message: { role: 'assistant', content: `more${i} ` }, done: false });
+          await sleep(step.delayMs ?? 5);
+        }
         return;
       }
       if ('content' in step) line({ ...stamp(body?.model), message: { role: 'assistant', content: step.content }, done: false });
@@ -261,6 +276,9 @@ export async function startOllamaPeer(options: OllamaPeerOptions = {}): Promise<
     script(...scripts) {
       queue.push(...scripts);
     },
+    chaos(mode, chaosOptions = {}) {
+      chaos = mode === undefined ? undefined : { mode, slowMs: chaosOptions.slowMs ?? 1_500 };
+    },
     get pending() {
       return queue.length;
     },
@@ -273,6 +291,7 @@ export async function startOllamaPeer(options: OllamaPeerOptions = {}): Promise<
     },
     reset() {
       queue.length = 0;
+      chaos = undefined;
       overrides.clear();
       requests.length = 0;
     },

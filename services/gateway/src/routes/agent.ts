@@ -136,14 +136,16 @@ async function sse(
         break;
       }
       else if (message.kind === 'fail') {
-        await event({ type: 'error', content: MemexError.fromWire(message.error).message });
+        const text = MemexError.fromWire(message.error).message;
+        await event({ type: 'error', error: text, content: text });
         break;
       }
     }
   } catch (error) {
     if (!closed) {
       request.log.warn({ err: error }, 'stream failed');
-      await event({ type: 'error', content: error instanceof MemexError && error.code === 'AgentError' ? error.message : errorText('AgentError', 'the answer stream broke off') });
+      const text = error instanceof MemexError && error.code === 'AgentError' ? error.message : errorText('AgentError', 'the answer stream broke off');
+      await event({ type: 'error', error: text, content: text });
     }
   } finally {
     clearInterval(keepalive);

@@ -67,6 +67,8 @@ export function statusOf(memo: MemoData): MemoStatusReply {
     processing_started_at: memo.processingStartedAt,
     processing_completed_at: error ? error.at : pending ? null : completed,
     error_reason: error ? `${error.stage}: ${error.message}` : null,
+    summary_source: memo.summarizedRevision === memo.revision ? memo.summarySource : null,
+    summary_reason: memo.summarizedRevision === memo.revision ? memo.summaryReason : null,
   };
 }
 
@@ -116,8 +118,17 @@ function historyEntry(stored: StoredEvent): MemoHistoryEntry {
       };
     case 'MemoChunked':
       return { ...base, actor: 'indexer', fields: ['chunks'], content_revision: event.data.revision };
-    case 'MemoSummarized':
-      return { ...base, actor: 'agent', fields: event.data.tags ? ['summary', 'tags'] : ['summary'], content_revision: event.data.revision };
+    case 'MemoSummarized': {
+      const { source, reason, tags, revision } = event.data;
+      return {
+        ...base,
+        actor: 'agent',
+        fields: tags ? ['summary', 'tags'] : ['summary'],
+        content_revision: revision,
+        ...(source ? { summary_source: source } : {}),
+        ...(reason ? { summary_reason: reason } : {}),
+      };
+    }
     case 'MemoTagged':
       return { ...base, actor: 'agent', fields: ['tags'], content_revision: event.data.revision };
     case 'MemoProcessingFailed': {

@@ -13,6 +13,7 @@ import {
   type ProcessingStage,
   type StoredCreateInput,
   type StoredUpdateInput,
+  type SummarySource,
   type TagRecord,
 } from '@memex/contracts';
 import { tagId } from '@memex/runtime';
@@ -37,6 +38,9 @@ export interface MemoData {
   clientTags: TagRecord[];
   tags: TagRecord[];
   summary: string;
+  /** What wrote `summary`, and why the model's was not used; null before a summary, or from older events. */
+  summarySource: SummarySource | null;
+  summaryReason: string | null;
   /** Chunks of `revision` once `chunkedRevision` equals it; empty before. */
   chunks: ChunkLayout;
   firstChunk: string;
@@ -74,6 +78,10 @@ export type MemoCommand =
       revision: number;
       summary: string;
       tags: string[];
+      source?: SummarySource;
+      reason?: string;
+      /** A new summary for a revision already summarized (a re-run through the model) replaces it. */
+      replace?: boolean;
       now: string;
       /** The tags in a `MemoTagged` of their own, the form the version before reads (see formats.ts). */
       tagsApart?: boolean;
@@ -218,14 +226,19 @@ export function decide(command: MemoCommand, state: MemoState): MemoEvent[] {
 
     case 'RecordSummary': {
       const memo = liveRevision(state, command.projectId, command.revision);
-      if (!memo || memo.summarizedRevision === command.revision) return [];
+      if (!memo) return [];
+      if (memo.summarizedRevision === command.revision && !command.replace) return [];
       const { memoId, projectId } = memo;
       const { revision, summary, now: at } = command;
       const tags = tagRecords(memoId, command.tags);
+      const origin = {
+        ...(command.source !== undefined ? { source: command.source } : {}),
+        ...(command.reason !== undefined ? { reason: command.reason } : {}),
+      };
       // One event: a second would cost a row, a bus message and every consumer a delivery per memo.
-      if (!command.tagsApart) return [{ type: 'MemoSummarized', data: { memoId, projectId, revision, summary, tags, at } }];
+      if (!command.tagsApart) return [{ type: 'MemoSummarized', data: { memoId, projectId, revision, summary, tags, ...origin, at } }];
       return [
-        { type: 'MemoSummarized', data: { memoId, projectId, revision, summary, at } },
+        { type: 'MemoSummarized', data: { memoId, projectId, revision, summary, ...origin, at } },
         { type: 'MemoTagged', data: { memoId, projectId, revision, tags, at } },
       ];
     }
@@ -304,6 +317,8 @@ export function evolve(state: MemoState, event: MemoEvent): MemoState {
         clientTags: d.tags,
         tags: d.tags,
         summary: '',
+        summarySource: null,
+        summaryReason: null,
         chunks: EMPTY_CHUNKS,
         firstChunk: '',
         chunkedRevision: 0,
@@ -347,6 +362,8 @@ export function evolve(state: MemoState, event: MemoEvent): MemoState {
         // Text extracted from the file keeps the tags the uploader gave; new content from the client drops them (spec 3).
         tags: extracted ? memo.clientTags : [],
         clientTags: extracted ? memo.clientTags : [],
+        summarySource: null,
+        summaryReason: null,
         chunks: EMPTY_CHUNKS,
         firstChunk: '',
         processingError: null,
@@ -369,6 +386,8 @@ export function evolve(state: MemoState, event: MemoEvent): MemoState {
       if (event.data.revision !== memo.revision) return state;
       return next({
         summary: event.data.summary,
+        summarySource: event.data.source ?? null,
+        summaryReason: event.data.reason ?? null,
         summarizedRevision: event.data.revision,
         summarizedAt: event.data.at,
         processingError: memo.processingError?.stage === 'summarizing' ? null : memo.processingError,

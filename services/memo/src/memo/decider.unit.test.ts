@@ -121,6 +121,41 @@ describe('memo decider', () => {
     given(...history).when({ type: 'RecordSummary', projectId, revision: 1, summary: 'S2', tags: [], now }).then([]);
   });
 
+  it('records the source of a summary and the reason a model\'s was not used; a content change clears them', () => {
+    const [fallback] = given(...created())
+      .when({ type: 'RecordSummary', projectId, revision: 1, summary: 'S', tags: [], source: 'extractive-fallback', reason: 'timeout: no reply', now })
+      .thenEvents();
+    expect(fallback).toMatchObject({ type: 'MemoSummarized', data: { source: 'extractive-fallback', reason: 'timeout: no reply' } });
+    const summarized = [...created(), fallback!];
+    const state = fold(summarized);
+    expect(state.status === 'active' && state.memo).toMatchObject({ summarySource: 'extractive-fallback', summaryReason: 'timeout: no reply' });
+    expect(state.status === 'active' && isPending(state.memo)).toBe(true); // chunks still to come
+
+    const changed = fold([...summarized, { type: 'MemoContentChanged', data: { memoId, projectId, revision: 2, content: ref('New.'), updatedAt: later } }]);
+    expect(changed.status === 'active' && changed.memo).toMatchObject({ summarySource: null, summaryReason: null });
+  });
+
+  it('a summary without a source (as older agents record it) leaves the source unknown', () => {
+    const state = fold([...created(), { type: 'MemoSummarized', data: { memoId, projectId, revision: 1, summary: 'S', at: now } }]);
+    expect(state.status === 'active' && state.memo).toMatchObject({ summary: 'S', summarySource: null, summaryReason: null });
+  });
+
+  it('a re-run through the model replaces a revision\'s summary, and only with replace', () => {
+    const history = [
+      ...created(),
+      { type: 'MemoSummarized', data: { memoId, projectId, revision: 1, summary: 'S', source: 'extractive-fallback', reason: 'server_error: 500', at: now } },
+    ] satisfies MemoEvent[];
+    const rerun = { type: 'RecordSummary' as const, projectId, revision: 1, summary: 'Better.', tags: ['x'], source: 'model' as const, now: later };
+    given(...history).when(rerun).then([]);
+    const [replaced] = given(...history).when({ ...rerun, replace: true }).thenEvents();
+    const state = fold([...history, replaced!]);
+    expect(state.status === 'active' && state.memo).toMatchObject({ summary: 'Better.', summarySource: 'model', summaryReason: null });
+    // an older revision is never replaced
+    given(...history, { type: 'MemoContentChanged', data: { memoId, projectId, revision: 2, content: ref('New.'), updatedAt: later } })
+      .when({ ...rerun, replace: true })
+      .then([]);
+  });
+
   it('records a processing failure until the stage succeeds, which clears it', () => {
     const failed = given(...created())
       .when({ type: 'RecordProcessingFailure', projectId, revision: 1, stage: 'indexing', message: 'boom', now })

@@ -292,12 +292,13 @@ export class MemoCommandService {
         return { result: { applied: done.applied }, ...seq(done) };
       },
 
-      'record-summary': async ({ projectId, memoId, revision, sealed }, ctx) => {
-        const { summary, tags } = await keyring.openJson<SummaryResult>(projectId, memoId, sealed);
+      'record-summary': async ({ projectId, memoId, revision, sealed, replace }, ctx) => {
+        const { summary, tags, source, reason } = await keyring.openJson<SummaryResult>(projectId, memoId, sealed);
+        const origin = { ...(source !== undefined ? { source } : {}), ...(reason !== undefined ? { reason } : {}), ...(replace ? { replace } : {}) };
         const done = await this.execute(
           projectId,
           memoId,
-          (now) => ({ type: 'RecordSummary', projectId, revision, summary, tags, now, tagsApart: this.deps.compact === false }),
+          (now) => ({ type: 'RecordSummary', projectId, revision, summary, tags, ...origin, now, tagsApart: this.deps.compact === false }),
           ctx,
         );
         return { result: { applied: done.applied }, ...seq(done) };

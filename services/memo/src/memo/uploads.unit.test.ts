@@ -56,7 +56,7 @@ describe('uploads in the memo decider', () => {
     const memo = memoOf(events);
     expect(awaitsExtraction(memo)).toBe(true);
     expect(isPending(memo)).toBe(true);
-    expect(statusOf(memo)).toEqual({ memo_uuid: memoId, status: 'processing', processing_started_at: t0, processing_completed_at: null, error_reason: null });
+    expect(statusOf(memo)).toEqual({ memo_uuid: memoId, status: 'processing', processing_started_at: t0, processing_completed_at: null, error_reason: null, summary_source: null, summary_reason: null });
   });
 
   it('the extracted text becomes content revision 2, from the extractor, keeping the uploader tags', () => {
@@ -103,6 +103,8 @@ describe('uploads in the memo decider', () => {
       processing_started_at: t0,
       processing_completed_at: t1,
       error_reason: 'extracting: the PDF has no text layer',
+      summary_source: null,
+      summary_reason: null,
     });
     expect(decide(failure, fold(run([upload, extraction('Text.')])))).toEqual([]);
   });
