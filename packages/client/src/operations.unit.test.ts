@@ -51,11 +51,11 @@ const SHAPES: { schema: string; sdk: string[] }[] = [
   { schema: 'ChatBody', sdk: [...keysOf<ChatBody>()({ rag_config: true, query: true, system_prompt: true, filters: true, chat_id: true, project_id: true }), 'stream'].sort() },
   { schema: 'ChatResponse', sdk: keysOf<ChatResponse>()({ references: true, ok: true, response: true, intermediate_steps: true, chat_id: true, citations: true }) },
   { schema: 'GenerateBody', sdk: [...keysOf<GenerateBody>()({ rag_config: true, prompt: true, rules: true, filters: true, project_id: true }), 'stream'].sort() },
-  { schema: 'MemoStatusResponse', sdk: keysOf<MemoStatus>()({ memo_uuid: true, status: true, processing_started_at: true, processing_completed_at: true, error_reason: true }) },
+  { schema: 'MemoStatusResponse', sdk: keysOf<MemoStatus>()({ memo_uuid: true, status: true, processing_started_at: true, processing_completed_at: true, error_reason: true, summary_source: true, summary_reason: true }) },
   { schema: 'MemoHistoryResponse', sdk: keysOf<MemoHistory>()({ memo_uuid: true, revisions: true }) },
   {
     schema: 'MemoHistoryEntry',
-    sdk: keysOf<MemoHistoryEntry>()({ version: true, event: true, at: true, actor: true, request_id: true, fields: true, content_revision: true, content_length: true }),
+    sdk: keysOf<MemoHistoryEntry>()({ version: true, event: true, at: true, actor: true, request_id: true, fields: true, content_revision: true, content_length: true, summary_source: true, summary_reason: true }),
   },
   {
     schema: 'MemoListItem',

@@ -118,7 +118,14 @@ export interface MemoStatus {
   processing_started_at: string | null;
   processing_completed_at: string | null;
   error_reason: string | null;
+  /** What wrote the summary; null until it exists. */
+  summary_source: SummarySource | null;
+  /** With `extractive-fallback`: why the model's summary was not used. */
+  summary_reason: string | null;
 }
+
+/** model: its structured reply; model-text: its prose; extractive-fallback: the model failed; extractive: no model configured. */
+export type SummarySource = 'model' | 'model-text' | 'extractive-fallback' | 'extractive';
 
 export interface MemoHistoryEntry {
   version: number;
@@ -129,6 +136,10 @@ export interface MemoHistoryEntry {
   fields: string[];
   content_revision: number | null;
   content_length: number | null;
+  /** MemoSummarized: what wrote the summary. */
+  summary_source?: SummarySource;
+  /** MemoSummarized with extractive-fallback: why. */
+  summary_reason?: string;
 }
 
 export interface MemoHistory {

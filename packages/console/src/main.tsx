@@ -67,11 +67,12 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: Session, client: MemexCl
   );
 }
 
-const NAV: [string, string, Parameters<typeof can>[1] | undefined][] = [
+/** A page and what it needs: a scope, `owner` (webhooks are an owner key's), or nothing. */
+const NAV: [string, string, Parameters<typeof can>[1] | 'owner' | undefined][] = [
   ['memos', 'Memos', 'memos:read'],
   ['search', 'Search', 'search'],
   ['chat', 'Chat', 'chat'],
-  ['webhooks', 'Webhooks', undefined],
+  ['webhooks', 'Webhooks', 'owner'],
   ['project', 'Project', undefined],
 ];
 
@@ -116,7 +117,7 @@ function App() {
       <header class="top">
         <a class="brand" href="#/memos">Memex</a>
         <nav aria-label="Main">
-          {NAV.filter(([, , scope]) => !scope || can(access, scope)).map(([href, label]) => (
+          {NAV.filter(([, , needs]) => !needs || (needs === 'owner' ? !access || access.owner : can(access, needs))).map(([href, label]) => (
             <a href={`#/${href}`} aria-current={page === href ? 'page' : undefined}>{label}</a>
           ))}
         </nav>
