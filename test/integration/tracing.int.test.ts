@@ -63,7 +63,12 @@ describe.each(['http/json', 'http/protobuf'] as const)('tracing over OTLP %s', (
 
     const serverSpan = (route: string, method = 'POST', nth = 0) => otlp.spans.filter((s) => s.kind === SERVER && s.attributes['http.route'] === route && s.attributes['http.request.method'] === method)[nth];
     const inTrace = (traceId: string) => otlp.spans.filter((s) => s.traceId === traceId);
-    const linkedTo = (traceId: string) => otlp.spans.filter((s) => s.links.some((l) => l.traceId === traceId));
+    // A consumer's batch of several events is one span in a trace of its own, linked to each event's
+    // trace: the work under it (an extraction, an embedding) belongs to the linked trace too.
+    const linkedTo = (traceId: string) => {
+      const batches = new Set(otlp.spans.filter((s) => s.links.some((l) => l.traceId === traceId)).map((s) => s.traceId));
+      return otlp.spans.filter((s) => batches.has(s.traceId));
+    };
     const servicesOf = (spans: ReceivedSpan[]) => new Set(spans.map((s) => s.service));
 
     // The batch processor exports every few seconds: wait for the last hops of each request.
