@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import {
+  ChatOwners,
   CommandClient,
   IdempotencyStore,
   Directory,
@@ -9,6 +10,7 @@ import {
   type Logger,
 } from '@memex/runtime';
 import { buildGateway } from './app';
+import type { GatewayDeps } from './http/context';
 import { gatherMetrics } from './routes/health';
 import type { GatewayConfig } from './config';
 import { Subjects } from '@memex/contracts';
@@ -52,10 +54,12 @@ export async function startGateway(config: GatewayConfig, overrides: { logger?: 
     onStop(() => authFailures.stop());
     onStop(() => limiter.stop());
 
-    const app = await buildGateway(
-      { config, nc, jsm, commands, content, credentials, limiter, authFailures, logger, metrics, instance },
-      { https: { cert: tls.cert, key: tls.key }, logger },
-    );
+    const deps: GatewayDeps = { config, nc, jsm, commands, content, credentials, limiter, authFailures, logger, metrics, instance };
+    const app = await buildGateway(deps, { https: { cert: tls.cert, key: tls.key }, logger });
+    // The AUDIT stream and the chat owners' bucket exist, with their replicas, before the first
+    // request rather than at the first write.
+    await deps.audit?.open();
+    await ChatOwners.open(nc, config.MEMEX_NATS_REPLICAS);
     // Requests in flight finish before the limiters, credentials and connections behind them stop.
     onStop(() => app.close());
     await app.listen({ port: config.MEMEX_PORT, host: config.MEMEX_HOST });

@@ -59,6 +59,11 @@ export class AuditTrail {
     return this.options.logger;
   }
 
+  /** Makes the AUDIT stream, or brings it up to date (retention, replicas), now. */
+  async open(): Promise<void> {
+    await this.ready();
+  }
+
   /** The AUDIT stream, made or brought up to date (retention) on first use. */
   private ready(): Promise<JetStreamClient> {
     this.stream ??= (async () => {
