@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { openEventStream } from '../http/eventStream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   Chat,
@@ -91,15 +92,7 @@ async function sse(
   chatIds: { onSuccess?: string; onFailure?: string } = {},
 ): Promise<void> {
   let failed = true;
-  reply.hijack();
-  const res = reply.raw;
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    'x-request-id': request.id,
-  });
+  const res = openEventStream(request, reply);
   let closed = false;
   const onClose = () => {
     closed = true;

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { openEventStream } from '../http/eventStream';
 import { DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstream';
 import {
   ErrorResponse,
@@ -105,15 +106,7 @@ async function streamEvents(
   projectId: string,
   input: EventsInput,
 ): Promise<void> {
-  reply.hijack();
-  const res = reply.raw;
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    'x-request-id': request.id,
-  });
+  const res = openEventStream(request, reply);
   let closed = false;
   let stopConsuming: (() => Promise<unknown>) | undefined;
   let wake: (() => void) | undefined;
