@@ -25,14 +25,18 @@ API (MEMEX_URL, default https://localhost:8443; MEMEX_API_KEY or --key):
                                                 e.g. memex api POST /api/v1/memo '{"title":"t","content":"c"}'
   mcp [--key K] [--insecure]                    serve the MCP tools over stdio (for desktop assistants)
   key create --name N --scopes S,S [--filters JSON] [--expires_at ISO] [--json]
-                                                a scoped key over HTTPS (MEMEX_API_KEY needs keys:admin)
+                                                a scoped key over HTTPS (MEMEX_API_KEY needs keys:admin); scopes:
+                                                memos:read, memos:write, search, chat, generate, keys:admin,
+                                                audit:read, events:read, webhooks:admin
   key delete --key_id ID                        revoke a key (and the tokens it minted) over HTTPS
   audit [--project ID] [--after C] [--key_id ID] [--memo_id ID] [--action A] [--follow] [--json]
                                                 the audit trail as NDJSON (MEMEX_API_KEY needs audit:read)
   events [--project ID] [--after ID] [--types T,T] [--follow] [--json]
                                                 print the project's event feed; --follow streams new events
+                                                (MEMEX_API_KEY needs events:read)
   webhook create --url URL [--events T,T|*] [--description D] [--json]
                                                 register a webhook; prints its signing secret once
+                                                (webhook commands need webhooks:admin; create also events:read)
   webhook list [--json]                         list the project's webhooks
   webhook delete WEBHOOK_ID                     delete a webhook
   webhook deliveries WEBHOOK_ID [--json]        a webhook's latest delivery attempts

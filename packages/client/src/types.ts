@@ -288,7 +288,7 @@ export interface DownloadedFile {
 
 // Scoped access (keys, tokens, audit)
 
-export type Scope = 'memos:read' | 'memos:write' | 'search' | 'chat' | 'generate' | 'keys:admin' | 'audit:read';
+export type Scope = 'memos:read' | 'memos:write' | 'search' | 'chat' | 'generate' | 'keys:admin' | 'audit:read' | 'events:read' | 'webhooks:admin';
 
 export interface CreateKeyBody {
   name: string;

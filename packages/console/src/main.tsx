@@ -67,12 +67,12 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: Session, client: MemexCl
   );
 }
 
-/** A page and what it needs: a scope, `owner` (webhooks are an owner key's), or nothing. */
+/** A page and what it needs: a scope, `owner`, or nothing. */
 const NAV: [string, string, Parameters<typeof can>[1] | 'owner' | undefined][] = [
   ['memos', 'Memos', 'memos:read'],
   ['search', 'Search', 'search'],
   ['chat', 'Chat', 'chat'],
-  ['webhooks', 'Webhooks', 'owner'],
+  ['webhooks', 'Webhooks', 'webhooks:admin'],
   ['project', 'Project', undefined],
 ];
 

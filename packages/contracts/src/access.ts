@@ -8,7 +8,7 @@ import { MemexError } from './errors';
 import { Filter, matchesFilters, parseFilters, type FilterableMemo } from './filters';
 import { Nullable } from './http/common';
 
-export const SCOPES = ['memos:read', 'memos:write', 'search', 'chat', 'generate', 'keys:admin', 'audit:read'] as const;
+export const SCOPES = ['memos:read', 'memos:write', 'search', 'chat', 'generate', 'keys:admin', 'audit:read', 'events:read', 'webhooks:admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 const SCOPE_SET: ReadonlySet<string> = new Set(SCOPES);

@@ -168,8 +168,13 @@ export const Buckets = {
   keyUsage: 'memex_key_usage',
   /** `<project id>.<chat id>` → the scoped key (and token subject) that started the chat. */
   chatOwners: 'memex_chat_owners',
-  /** `<project id>.<webhook id>` → WebhookRecord (its signing secret included, never answered after creation). */
+  /** `<project id>.<webhook id>` → WebhookRecord (its signing secret sealed, never answered after creation). */
   webhooks: 'memex_webhooks',
+  /**
+   * `<project id>.<memo id>` → the memo's latest space digests (see StoredFeedEvent), kept by the
+   * feed projector so an erased memo's tombstone is judged by them; removed with the tombstone.
+   */
+  feedSpaces: 'memex_feed_spaces',
 } as const;
 
 /** Durable consumers made at run time, one per webhook, on the feed filtered by the webhook's project. */

@@ -110,3 +110,5 @@ export { WebhookStore } from './webhooks/store';
 export { newWebhookSecret, signWebhook, signatureMatches, webhookHeaders } from './webhooks/signature';
 export { RefusedAddressError, isRefusedAddress, resolveWebhookHost } from './webhooks/address';
 export { openFeedEvent, sealFeedEvent } from './webhooks/feed';
+export { FEED_SPACE_KEY_ID, FeedSpaces, decidableByDigests, feedSpaceCheck, feedSpaceOf, type FeedSpaceCheck } from './webhooks/feedSpace';
+export { openWebhookSecret, sealWebhookSecret, shredWebhookSecret } from './webhooks/secret';

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { MemexError } from '../errors';
+import type { Filter } from '../filters';
 import { DateTime, Nullable, Uuid } from './common';
 
 /**
@@ -40,6 +41,17 @@ export type FeedEventBody = Static<typeof FeedEventBody>;
  */
 export interface StoredFeedEvent extends FeedEventBody {
   client_reference_sealed?: string;
+  /**
+   * What a key's space (its filters) reads of the memo as it stood after the event: the
+   * `FilterableMemo` sealed with the memo's key. Unreadable once the memo is erased.
+   */
+  space_sealed?: string;
+  /**
+   * The same memo's source, tags and metadata values as keyed digests salted with the memo id
+   * (`feedSpaceDigests` in runtime): what judges the event for a space once `space_sealed` no
+   * longer opens (the memo erased, and its tombstone). Equality only; no value is readable.
+   */
+  space_digests?: string[];
 }
 
 export const FeedEvent = Type.Composite(
@@ -203,8 +215,19 @@ export interface WebhookRecord {
   /** Types, or `['*']`. */
   events: string[];
   description: string | null;
-  /** The signing secret (`whsec_` + base64). Never answered after creation. */
-  secret: string;
+  /**
+   * The signing secret (`whsec_` + base64) sealed with the webhook's own data key in the keyring
+   * (`openWebhookSecret` in runtime); deleting the webhook shreds that key. Never answered after creation.
+   */
+  secret_sealed?: string;
+  /** A plain secret, as records made before sealing kept it; read, never written. */
+  secret?: string;
+  /** The registering key's space: only events of memos inside it are delivered ([] for owners). */
+  filters?: Filter[];
+  /** The key that registered the webhook (null: an owner key or organization token); it stops with that key. */
+  key_id?: string | null;
+  /** When the registering key or token expires: no deliveries after it. */
+  expires_at?: string | null;
   created_at: string;
   disabled: boolean;
   disabled_reason: string | null;

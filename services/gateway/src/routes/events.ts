@@ -13,7 +13,8 @@ import {
   type FeedEvent,
   type StoredFeedEvent,
 } from '@memex/contracts';
-import { decodeJson, openFeedEvent, type Keyring } from '@memex/runtime';
+import { decodeJson, feedSpaceCheck, openFeedEvent, type FeedSpaceCheck, type Keyring } from '@memex/runtime';
+import { noteMemoIds } from '../auth/scopes';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
 import { readRange } from '../http/streamRead';
 
@@ -21,6 +22,8 @@ const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 429
 
 /** Sent as an SSE comment while no event comes, so proxies keep the connection. */
 const SSE_KEEPALIVE_MS = 15_000;
+/** Memo ids a stream's audit entry names at most (the first ones streamed). */
+const SSE_AUDITED_IDS = 1_000;
 
 /** The subject filter for a project's feed: one type's subject when one is asked for, else the whole project. */
 function feedFilter(projectId: string, input: EventsInput): string {
@@ -45,6 +48,46 @@ async function toEvent(keyring: Keyring, seq: number, stored: StoredFeedEvent): 
   return { id: feedEventId(seq), ...(await openFeedEvent(keyring, stored)) };
 }
 
+/** Pages scanned past a narrow space's misses before answering with fewer events: bounds one read. */
+const SPACE_SCAN_PAGES = 20;
+
+/**
+ * A page of the project's events after `input.after`. With a space, events outside it are skipped
+ * and reading goes on until the page is full, or for at most SPACE_SCAN_PAGES reads: then
+ * `stoppedAt` is the last sequence looked at, where the next page must start so it goes on.
+ */
+async function readPage(
+  deps: GatewayDeps,
+  js: ReturnType<typeof jetstream>,
+  projectId: string,
+  input: EventsInput,
+  inSpace: FeedSpaceCheck | undefined,
+): Promise<{ kept: { seq: number; stored: StoredFeedEvent }[]; stoppedAt?: number }> {
+  const kept: { seq: number; stored: StoredFeedEvent }[] = [];
+  let afterSeq = input.afterSeq;
+  for (let pass = 0; pass < (inSpace ? SPACE_SCAN_PAGES : 1); pass++) {
+    const read: { seq: number; stored: StoredFeedEvent }[] = [];
+    const want = input.limit - kept.length;
+    const msgs = await readRange(deps.jsm, js, {
+      stream: Streams.feed,
+      filter: feedFilter(projectId, input),
+      afterSeq,
+      limit: want,
+      keep: (msg) => {
+        const stored = storedEvent(msg, projectId, input);
+        if (stored) read.push({ seq: msg.seq, stored });
+        return stored !== undefined;
+      },
+    });
+    if (!inSpace) return { kept: read };
+    const verdicts = await Promise.all(read.map(({ stored }) => inSpace(stored)));
+    kept.push(...read.filter((_, i) => verdicts[i]));
+    if (msgs.length < want || kept.length >= input.limit) return { kept };
+    afterSeq = read.at(-1)!.seq;
+  }
+  return { kept, stoppedAt: afterSeq };
+}
+
 function wantsStream(request: FastifyRequest): boolean {
   const accept = request.headers.accept;
   return typeof accept === 'string' && accept.includes('text/event-stream');
@@ -62,6 +105,7 @@ export function eventRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.get(
     '/api/v1/events',
     {
+      config: { access: { scope: 'events:read', action: 'events.read' } },
       schema: {
         operationId: 'listEvents',
         summary: 'Read the project’s event feed',
@@ -79,21 +123,13 @@ export function eventRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       const stream = wantsStream(request);
       const lastEventId = request.headers['last-event-id'];
       const input = parseEventsQuery(query, stream && typeof lastEventId === 'string' ? lastEventId : undefined);
-      if (stream) return streamEvents(request, reply, deps, js(), ctx.projectId, input);
-      const kept: { seq: number; stored: StoredFeedEvent }[] = [];
-      await readRange(deps.jsm, js(), {
-        stream: Streams.feed,
-        filter: feedFilter(ctx.projectId, input),
-        afterSeq: input.afterSeq,
-        limit: input.limit,
-        keep: (msg) => {
-          const stored = storedEvent(msg, ctx.projectId, input);
-          if (stored) kept.push({ seq: msg.seq, stored });
-          return stored !== undefined;
-        },
-      });
+      // A scoped caller sees only events of memos inside its space (judged as each memo stood after the event).
+      const inSpace = await feedSpaceCheck(deps.content.keyring, ctx.projectId, ctx.space);
+      if (stream) return streamEvents(request, reply, deps, js(), ctx.projectId, input, inSpace);
+      const { kept, stoppedAt } = await readPage(deps, js(), ctx.projectId, input, ctx.space.length > 0 ? inSpace : undefined);
       const events = await Promise.all(kept.map(({ seq, stored }) => toEvent(deps.content.keyring, seq, stored)));
-      return { events, next: events.at(-1)?.id ?? input.after };
+      noteMemoIds(request, events.map((e) => e.memo_uuid));
+      return { events, next: stoppedAt !== undefined ? feedEventId(stoppedAt) : (events.at(-1)?.id ?? input.after) };
     },
   );
 }
@@ -105,6 +141,7 @@ async function streamEvents(
   js: ReturnType<typeof jetstream>,
   projectId: string,
   input: EventsInput,
+  inSpace: FeedSpaceCheck,
 ): Promise<void> {
   const res = openEventStream(request, reply);
   let closed = false;
@@ -129,6 +166,7 @@ async function streamEvents(
         res.once('close', done);
       });
   };
+  let noted = 0;
   const keepalive = setInterval(() => void write(': ping\n\n'), SSE_KEEPALIVE_MS);
   try {
     await write(': ping\n\n');
@@ -145,8 +183,9 @@ async function streamEvents(
         for await (const msg of messages) {
           if (closed) break;
           const stored = storedEvent(msg, projectId, input);
-          if (!stored) continue;
+          if (!stored || !(await inSpace(stored))) continue;
           const event = await toEvent(deps.content.keyring, msg.seq, stored);
+          if (noted++ < SSE_AUDITED_IDS) noteMemoIds(request, [event.memo_uuid]);
           await write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
         }
         break;

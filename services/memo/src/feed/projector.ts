@@ -1,6 +1,6 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { Consumers, Subjects, type FeedEventBody, type MemoEventMessage } from '@memex/contracts';
-import { consumeMemoEvents, encodeJson, sealFeedEvent, type ConsumerRunner, type Keyring, type Logger, type Metrics, type RetryOverrides } from '@memex/runtime';
+import { Consumers, Subjects, type FeedEventBody, type MemoEventMessage, type StoredFeedEvent } from '@memex/contracts';
+import { consumeMemoEvents, encodeJson, FeedSpaces, feedSpaceOf, sealFeedEvent, type ConsumerRunner, type Keyring, type Logger, type Metrics, type RetryOverrides } from '@memex/runtime';
 import { isPending, toDomainEvents, fold } from '../memo/decider';
 import type { MemoCommandService } from '../memo/handlers';
 import { FEED_SOURCE_TYPES, feedEventOf } from './mapping';
@@ -9,6 +9,8 @@ export interface FeedProjectorOptions {
   js: JetStreamClient;
   keyring: Keyring;
   commands: MemoCommandService;
+  /** The memos' latest space digests, for their tombstones. */
+  spaces: FeedSpaces;
   logger: Logger;
   metrics?: Metrics;
   retry?: RetryOverrides;
@@ -41,7 +43,7 @@ async function completesRevision(commands: MemoCommandService, event: MemoEventM
  * a message id derived from the source event, so a redelivered batch adds no duplicates.
  */
 export function startFeedProjector(options: FeedProjectorOptions): Promise<ConsumerRunner> {
-  const { js, keyring, commands, logger, metrics, retry } = options;
+  const { js, keyring, commands, spaces, logger, metrics, retry } = options;
   const published = metrics?.counter('memex_feed_events_total', 'Public events published to the feed, by type');
   return consumeMemoEvents({
     js,
@@ -55,15 +57,41 @@ export function startFeedProjector(options: FeedProjectorOptions): Promise<Consu
     ...(metrics ? { metrics } : {}),
     ...(retry ? { retry } : {}),
     handleBatch: async (batch) => {
-      // The reference id is sealed with the memo's key: erasing the memo erases it here too.
-      const bodies = await Promise.all(
+      // The reference id and the space attributes are sealed with the memo's key: erasing the memo erases them here too.
+      const prepared = await Promise.all(
         batch.map(async ({ event }) => {
           const body: FeedEventBody | undefined = await feedEventOf(event, () => completesRevision(commands, event));
-          return body ? sealFeedEvent(keyring, body) : undefined;
+          if (!body) return undefined;
+          const space = event.memo ? await feedSpaceOf(keyring, event.memo) : undefined;
+          return { body, space };
         }),
       );
+      // A tombstone is judged by the memo's last digests: from this batch, else as kept.
+      const latest = new Map<string, string[]>();
+      const erased = new Set<string>();
+      const stored: (StoredFeedEvent | undefined)[] = [];
+      for (const p of prepared) {
+        if (!p) {
+          stored.push(undefined);
+          continue;
+        }
+        const key = FeedSpaces.key(p.body.project_id, p.body.memo_uuid);
+        let extra: Pick<StoredFeedEvent, 'space_sealed' | 'space_digests'> = {};
+        if (p.space) {
+          latest.set(key, p.space.space_digests);
+          erased.delete(key);
+          extra = p.space;
+        } else if (p.body.type === 'memo.deleted' || p.body.type === 'memo.expired') {
+          const digests = latest.get(key) ?? (await spaces.get(key));
+          if (digests) extra = { space_digests: digests };
+          latest.delete(key);
+          erased.add(key);
+        }
+        stored.push({ ...(await sealFeedEvent(keyring, p.body)), ...extra });
+      }
+      await Promise.all([...latest].map(([key, digests]) => spaces.put(key, digests)));
       // Sent back to back, acknowledged together: the stream stores them in this order.
-      const acks = bodies.map((body, i) =>
+      const acks = stored.map((body, i) =>
         body
           ? js.publish(Subjects.feed(body.project_id, body.type), encodeJson(body), { msgID: feedMessageId(batch[i]!.event.id) }).then(() => {
               published?.inc({ type: body.type });
@@ -71,6 +99,10 @@ export function startFeedProjector(options: FeedProjectorOptions): Promise<Consu
           : Promise.resolve(),
       );
       const settled = await Promise.allSettled(acks);
+      // Dropped only once the tombstone is in the feed: a redelivered one finds them still.
+      if (settled.every((s) => s.status === 'fulfilled')) {
+        await Promise.all([...erased].map((key) => spaces.delete(key))).catch((error: unknown) => logger.warn({ err: error }, 'could not drop erased memos’ space digests'));
+      }
       return settled.map((s) => (s.status === 'fulfilled' ? undefined : { error: s.reason }));
     },
   });

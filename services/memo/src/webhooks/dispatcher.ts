@@ -11,7 +11,20 @@ import {
   type WebhookDeliveryStatus,
   type WebhookRecord,
 } from '@memex/contracts';
-import { decodeJson, encodeJson, openFeedEvent, webhookHeaders, type Keyring, type Logger, type Metrics, type WebhookStore } from '@memex/runtime';
+import {
+  decodeJson,
+  encodeJson,
+  feedSpaceCheck,
+  openFeedEvent,
+  openWebhookSecret,
+  webhookHeaders,
+  type Directory,
+  type FeedSpaceCheck,
+  type Keyring,
+  type Logger,
+  type Metrics,
+  type WebhookStore,
+} from '@memex/runtime';
 import type { FeedConfig } from '../feed/config';
 import { sendWebhook, type SendResult } from './send';
 
@@ -21,6 +34,8 @@ export interface WebhookDispatcherOptions {
   keyring: Keyring;
   jsm: JetStreamManager;
   store: WebhookStore;
+  /** Tells whether the key that registered a webhook still lives. */
+  directory: Pick<Directory, 'getProject'>;
   config: FeedConfig;
   logger: Logger;
   metrics?: Metrics;
@@ -32,6 +47,9 @@ export interface WebhookDispatcher {
   readonly active: number;
   stop(): Promise<void>;
 }
+
+/** How often a scoped webhook looks up whether the key that registered it still lives. */
+const REGISTRANT_CHECK_MS = 2_000;
 
 function isNotFound(error: unknown): boolean {
   const e = error as { message?: unknown; api_error?: { err_code?: number } };
@@ -81,6 +99,9 @@ class WebhookRunner {
   private messages: { close(): Promise<void | Error> } | undefined;
   private loop: Promise<void> | undefined;
   private readonly inFlight = new Set<Promise<void>>();
+  private space: Promise<FeedSpaceCheck> | undefined;
+  private secret: Promise<string | undefined> | undefined;
+  private registrant: { checkedAt: number; live: Promise<boolean> } | undefined;
 
   constructor(
     public record: WebhookRecord,
@@ -130,10 +151,29 @@ class WebhookRunner {
       msg.ack();
       return;
     }
+    const stop = await this.stopReason();
+    if (stop) {
+      // Left unacknowledged: the consumer goes with the webhook, and nothing more is sent.
+      await this.disable(stop);
+      return;
+    }
+    // Only events of memos inside the registering key's space.
+    this.space ??= feedSpaceCheck(this.options.keyring, record.project_id, record.filters ?? []);
+    if (!(await this.space)(stored)) {
+      msg.ack();
+      return;
+    }
+    this.secret ??= openWebhookSecret(this.options.keyring, record);
+    const secret = await this.secret;
+    if (secret === undefined) {
+      // Its key is shredded: the webhook is being deleted.
+      msg.ack();
+      return;
+    }
     const event = { id: feedEventId(msg.seq), ...(await openFeedEvent(this.options.keyring, stored)) };
     const json = JSON.stringify(event);
     const now = this.clock();
-    const result = await sendWebhook(new URL(record.url), json, webhookHeaders(record.secret, event.id, Math.floor(now.getTime() / 1000), json), {
+    const result = await sendWebhook(new URL(record.url), json, webhookHeaders(secret, event.id, Math.floor(now.getTime() / 1000), json), {
       timeoutMs: config.timeoutMs,
       allowPrivate: config.allowPrivate,
     });
@@ -152,6 +192,34 @@ class WebhookRunner {
     this.options.metrics?.counter('memex_webhook_deliveries_total', 'Webhook delivery attempts, by outcome').inc({ status });
     await this.recordAttempt(event.id, attempt, status, result);
     await this.track(result.ok);
+  }
+
+  /**
+   * Why the webhook may not deliver any more, if so: the key or token that registered it expired,
+   * or that key was revoked (looked up at most every REGISTRANT_CHECK_MS).
+   */
+  private async stopReason(): Promise<string | undefined> {
+    const { record } = this;
+    const now = this.clock().getTime();
+    if (record.expires_at && Date.parse(record.expires_at) <= now) return 'the key that registered it expired';
+    if (!record.key_id) return undefined;
+    if (!this.registrant || now - this.registrant.checkedAt >= REGISTRANT_CHECK_MS) {
+      const keyId = record.key_id;
+      const live = this.options.directory.getProject(record.project_id).then(
+        (project) => project?.keyHashes.some((hash) => hash.startsWith(keyId)) ?? false,
+        () => true,
+      );
+      this.registrant = { checkedAt: now, live };
+    }
+    return (await this.registrant.live) ? undefined : 'the key that registered it was revoked';
+  }
+
+  private async disable(reason: string): Promise<void> {
+    if (this.record.disabled) return;
+    this.record = { ...this.record, disabled: true, disabled_reason: reason };
+    const current = await this.options.store.get(this.record.project_id, this.record.webhook_id).catch(() => undefined);
+    if (current && !current.disabled) await this.options.store.put({ ...current, disabled: true, disabled_reason: reason });
+    this.logger.warn({ webhookId: this.record.webhook_id, reason }, 'webhook disabled');
   }
 
   private clock(): Date {
