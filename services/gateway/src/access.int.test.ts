@@ -56,7 +56,7 @@ describe('scoped keys, tokens and the audit trail over HTTPS', () => {
     expect(res.status).toBe(200);
     expect(res.body.results).toHaveLength(1);
     expect(res.body.results[0]).toMatchObject({ name: 'owner', filters: [], expires_at: null });
-    expect(res.body.results[0].scopes).toEqual(['memos:read', 'memos:write', 'search', 'chat', 'generate', 'keys:admin', 'audit:read']);
+    expect(res.body.results[0].scopes).toEqual(['memos:read', 'memos:write', 'search', 'chat', 'generate', 'keys:admin', 'audit:read', 'events:read', 'webhooks:admin']);
     expect(res.text).not.toContain('mxp_');
   });
 

@@ -10,7 +10,8 @@ export async function sealFeedEvent(keyring: Keyring, body: FeedEventBody): Prom
 
 /** The public event a stored feed message holds: its reference id opened, or null once the memo is erased. */
 export async function openFeedEvent(keyring: Keyring, stored: StoredFeedEvent): Promise<FeedEventBody> {
-  const { client_reference_sealed: sealed, ...body } = stored;
+  // What spaces read stays in the feed: the public event never carries it.
+  const { client_reference_sealed: sealed, space_sealed: _space, space_digests: _digests, ...body } = stored;
   if (sealed === undefined) return body;
   try {
     return { ...body, client_reference_id: await keyring.openJson<string>(body.project_id, body.memo_uuid, sealed) };

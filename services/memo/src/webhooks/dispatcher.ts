@@ -48,9 +48,6 @@ export interface WebhookDispatcher {
   stop(): Promise<void>;
 }
 
-/** How often a scoped webhook looks up whether the key that registered it still lives. */
-const REGISTRANT_CHECK_MS = 2_000;
-
 function isNotFound(error: unknown): boolean {
   const e = error as { message?: unknown; api_error?: { err_code?: number } };
   return e?.api_error?.err_code === 10014 || e?.api_error?.err_code === 10059 || /not found/i.test(String(e?.message));
@@ -101,7 +98,6 @@ class WebhookRunner {
   private readonly inFlight = new Set<Promise<void>>();
   private space: Promise<FeedSpaceCheck> | undefined;
   private secret: Promise<string | undefined> | undefined;
-  private registrant: { checkedAt: number; live: Promise<boolean> } | undefined;
 
   constructor(
     public record: WebhookRecord,
@@ -159,7 +155,8 @@ class WebhookRunner {
     }
     // Only events of memos inside the registering key's space.
     this.space ??= feedSpaceCheck(this.options.keyring, record.project_id, record.filters ?? []);
-    if (!(await this.space)(stored)) {
+    const inSpace = await this.space;
+    if (!(await inSpace(stored))) {
       msg.ack();
       return;
     }
@@ -196,22 +193,19 @@ class WebhookRunner {
 
   /**
    * Why the webhook may not deliver any more, if so: the key or token that registered it expired,
-   * or that key was revoked (looked up at most every REGISTRANT_CHECK_MS).
+   * or that key was revoked (looked up before every delivery, so none goes out after the revocation
+   * is recorded; a failed lookup delivers rather than disable the webhook for good).
    */
   private async stopReason(): Promise<string | undefined> {
     const { record } = this;
-    const now = this.clock().getTime();
-    if (record.expires_at && Date.parse(record.expires_at) <= now) return 'the key that registered it expired';
-    if (!record.key_id) return undefined;
-    if (!this.registrant || now - this.registrant.checkedAt >= REGISTRANT_CHECK_MS) {
-      const keyId = record.key_id;
-      const live = this.options.directory.getProject(record.project_id).then(
-        (project) => project?.keyHashes.some((hash) => hash.startsWith(keyId)) ?? false,
-        () => true,
-      );
-      this.registrant = { checkedAt: now, live };
-    }
-    return (await this.registrant.live) ? undefined : 'the key that registered it was revoked';
+    if (record.expires_at && Date.parse(record.expires_at) <= this.clock().getTime()) return 'the key that registered it expired';
+    const keyId = record.key_id;
+    if (!keyId) return undefined;
+    const live = await this.options.directory.getProject(record.project_id).then(
+      (project) => project?.keyHashes.some((hash) => hash.startsWith(keyId)) ?? false,
+      () => true,
+    );
+    return live ? undefined : 'the key that registered it was revoked';
   }
 
   private async disable(reason: string): Promise<void> {
