@@ -11,14 +11,23 @@
  * Rounds interleave the four in rotating order, so the machine's drift falls on all alike. The
  * cost is taken per round against that round's baseline, and min/median/max show the noise.
  * Beside throughput, the CPU time every server process spent per answered request (the load
- * generator excluded): on a busy machine it moves far less than throughput does.
+ * generator excluded). Last, the same work timed alone in this process, which a busy machine
+ * disturbs least: the scope check, the space merged and checked against a memo, and the audit
+ * entry queued, formatted and published to the stack's NATS (nats-server's CPU included).
  *
  *   tsx bench/access.bench.ts [--rounds 5] [--duration 3] [--connections 32] [--memos 200]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { FastifyRequest } from 'fastify';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { Filter, FilterableMemo } from '@memex/contracts';
+import { matchesFilters } from '@memex/contracts';
+import { connectNats, silentLogger, type Principal } from '@memex/runtime';
 import { parseArgs } from 'node:util';
 import { eventually, freePort, tempDir } from '@memex/testing';
 import { bundleInPlace } from '../deploy/bundle';
+import { AuditTrail } from '../services/gateway/src/auth/audit';
+import { checkAccess, noteMemoIds } from '../services/gateway/src/auth/scopes';
 import { httpsJson } from '../test/support/https';
 import { REPO_ROOT } from '../test/support/paths';
 import { exited } from '../test/support/processes';
@@ -40,7 +49,7 @@ const durationS = Number(values.duration);
 const connections = Number(values.connections);
 const memoCount = Number(values.memos);
 
-const SPACE = [{ field: 'user_id', operator: 'in', value: ['u1', 'u2'], filter_type: 'custom_metadata' }];
+const SPACE: Filter[] = [{ field: 'user_id', operator: 'in', value: ['u1', 'u2'], filter_type: 'custom_metadata' }];
 type Way = 'owner, audit off' | 'owner, audit on' | 'scoped, audit off' | 'scoped, audit on';
 const WAYS: Way[] = ['owner, audit off', 'scoped, audit off', 'owner, audit on', 'scoped, audit on'];
 
@@ -86,6 +95,7 @@ try {
       body: JSON.stringify({ query: 'otter survey river', search_method: 'chunk_vector_search', limit: 10, ...(way.startsWith('owner') ? { filters: SPACE } : {}) }),
     }),
   };
+  const baselineCpu = new Map<string, number>();
   for (const [what, request] of Object.entries(requests)) {
     const run = (way: Way, seconds: number) =>
       load(`${what}, ${way}`, {
@@ -118,6 +128,7 @@ try {
         cost.cpu.get(way)!.push((round.get(way)!.cpu / baseline.cpu - 1) * 100);
       }
     }
+    baselineCpu.set(what, percentile(cpu.get('owner, audit off')!, 50));
     const spread = (xs: number[], digits: number) => [0, 50, 100].map((p) => percentile(xs, p).toFixed(digits)).join(' / ');
     printTable(
       `${what}, ${rounds} rounds, min / median / max; costs against "owner, audit off" in the same round`,
@@ -130,6 +141,7 @@ try {
       ],
     );
   }
+  await workAlone(stack.natsUrl, stack.projectId, target, baselineCpu);
   console.log(`\nHTTPS, ${connections} connections, ${durationS} s per measurement, ${memoCount} memos; one machine shared by the load generator and every process.`);
 } finally {
   for (const child of gateways) {
@@ -138,4 +150,53 @@ try {
   }
   build.remove();
   await stack.stop();
+}
+
+/**
+ * The per-request work of a scoped call, timed alone: what the gateway adds (scope check, space
+ * merged into the filters, memo ids noted), the memo service's space check, and the audit entry
+ * from queue to stored message. Printed as µs per request and as a share of the baseline's CPU
+ * per request measured above.
+ */
+async function workAlone(natsUrl: string, projectId: string, memoId: string, baselineCpu: Map<string, number>): Promise<void> {
+  const nc = await connectNats({ url: natsUrl, name: 'bench-access', logger: silentLogger() });
+  try {
+    const trail = new AuditTrail(nc, await jetstreamManager(nc), { retentionMs: 3_600_000, replicas: 1, queries: 'off', logger: silentLogger() });
+    await trail.open();
+    const principal: Principal = { kind: 'project', projectId, organizationId: 'bench', keyId: '0123456789abcdef', owner: false, scopes: ['memos:read', 'search'], space: SPACE, subject: null, expiresAt: null };
+    const request = { method: 'GET', routeOptions: { url: '/api/v1/memo/:id', config: { access: { scope: 'memos:read', action: 'memo.read' } } } } as unknown as FastifyRequest;
+    const memo: FilterableMemo = { title: 'Field report 0', source: null, clientReferenceId: null, tags: ['otter'], metadata: { user_id: 'u1' } };
+    const n = 50_000;
+    const authorization: number[] = [];
+    const audit: number[] = [];
+    let sink = 0;
+    for (let run = 0; run < 7; run++) {
+      let t = process.hrtime.bigint();
+      for (let i = 0; i < n; i++) {
+        const caller = checkAccess(request, principal, projectId);
+        const filters = [...SPACE, ...caller.space];
+        if (matchesFilters(memo, caller.space)) sink += filters.length;
+        noteMemoIds(request, [memoId]);
+      }
+      authorization.push(Number(process.hrtime.bigint() - t) / 1000 / n);
+      // CPU of this process and of nats-server (storing the messages), per entry.
+      const before = cpuSnapshot(process.pid);
+      const own = process.cpuUsage();
+      t = process.hrtime.bigint();
+      for (let i = 0; i < n; i++) trail.record(request.auditNote!, 200, `bench-${run}-${i}`);
+      await trail.settle();
+      const used = process.cpuUsage(own);
+      const nats = cpuBetween(before, cpuSnapshot(process.pid)).find(([name]) => name === 'nats-server')?.[1] ?? 0;
+      audit.push(((used.user + used.system) / 1e6 + nats) * 1e6 / n);
+    }
+    if (sink === 0) throw new Error('the space did not match the memo');
+    const med = (xs: number[]) => percentile(xs, 50);
+    const share = (us: number) => [...baselineCpu].map(([what, cpu]) => `${((us / cpu) * 100).toFixed(2)}% of ${what.split(' ')[0]}'s`).join(', ');
+    printTable(`The work alone, 7 runs of ${n.toLocaleString()} calls, min / median / max µs per request (share: the median against the baseline's CPU per request above)`, [
+      ['authorization (scope, space, memo check)', `${[0, 50, 100].map((p) => percentile(authorization, p).toFixed(2)).join(' / ')} µs   ${share(med(authorization))}`],
+      ['audit entry (queue, format, publish, store)', `${[0, 50, 100].map((p) => percentile(audit, p).toFixed(2)).join(' / ')} µs of CPU   ${share(med(audit))}`],
+    ]);
+  } finally {
+    await nc.close();
+  }
 }
