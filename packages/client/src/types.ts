@@ -1,6 +1,7 @@
 /**
  * The API's JSON shapes, written out so the SDK has no runtime or build dependency on the server's
- * contracts. `operations.unit.test.ts` holds these to the gateway's OpenAPI document.
+ * contracts. `operations.unit.test.ts` holds these to the gateway's OpenAPI document, and
+ * `accessTypes.unit.test.ts` holds the access types to the contracts' own, type for type.
  */
 
 export type IdType = 'memo_uuid' | 'reference_id';

@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { MemexClient } from '@memex/client';
+import { AuditPage, KeysPage } from './pages/Access';
 import { ChatPage } from './pages/Chat';
 import { MemoPage } from './pages/Memo';
 import { MemosPage } from './pages/Memos';
@@ -73,6 +74,8 @@ const NAV: [string, string, Parameters<typeof can>[1] | 'owner' | undefined][] =
   ['search', 'Search', 'search'],
   ['chat', 'Chat', 'chat'],
   ['webhooks', 'Webhooks', 'webhooks:admin'],
+  ['keys', 'Keys', 'keys:admin'],
+  ['audit', 'Audit', 'audit:read'],
   ['project', 'Project', undefined],
 ];
 
@@ -107,6 +110,8 @@ function App() {
       page === 'search' ? <SearchPage client={client} apiKeyHint={session.apiKey.slice(0, 4)} /> :
       page === 'chat' ? <ChatPage client={client} chatId={id} /> :
       page === 'webhooks' ? <WebhooksPage client={client} /> :
+      page === 'keys' ? <KeysPage client={client} access={access} /> :
+      page === 'audit' ? <AuditPage client={client} /> :
       page === 'project' ? <ProjectPage client={client} onKeyRotated={replaceKey} access={access} /> :
       <p>Unknown page.</p>;
   } catch (error) {

@@ -2,58 +2,45 @@
  * MCP honours scopes and spaces (issue 49), through the official SDK client over HTTPS: the tool
  * list is the key's scopes', tool calls stay inside its space, and each call is audited.
  */
-import { Agent } from 'node:https';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '@memex/testing';
 import { httpsFetch } from '../../cli/src/client';
-import { httpsJson, type HttpsResponse } from '../../../test/support/https';
-import { listenHttps } from '../../../test/support/httpsListener';
-import { startStack, type Stack } from '../../../test/support/stack';
-
-const user = (id: string) => ({ field: 'user_id', operator: 'eq', value: id, filter_type: 'custom_metadata' });
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import { startAccessStack, user, type AccessStack, type Json } from '../../../test/support/accessStack';
 
 describe('MCP with a scoped key', () => {
-  let stack: Stack;
-  let https: Awaited<ReturnType<typeof listenHttps>>;
-  let agent: Agent;
+  let access: AccessStack;
   let owner: string;
-  const memos: Record<string, string> = {};
-  const api = (method: string, path: string, key: string | null, body?: unknown): Promise<HttpsResponse<Json>> =>
-    httpsJson<Json>(method, `${https.url}${path}`, { agent, ...(key ? { key } : {}), ...(body === undefined ? {} : { body }) });
-  const createKey = async (key: string, body: Json): Promise<Json> => {
-    const res = await api('POST', '/api/v1/project/keys', key, body);
-    expect(res.status, res.text).toBe(200);
-    return res.body;
-  };
+  let memos: Record<string, string>;
+  let api: AccessStack['api'];
+  let createKey: AccessStack['createKey'];
 
   beforeAll(async () => {
-    stack = await startStack({ env: { MEMEX_RATE_LIMIT: '0' } });
-    https = await listenHttps(stack.app, stack.dataDir);
-    agent = new Agent({ keepAlive: true, ca: https.ca });
-    owner = (await stack.project('mcp-access')).key;
-    for (const [name, uid] of [['a1', 'u1'], ['b1', 'u2'], ['b2', 'u2']] as const) {
-      const res = await api('POST', '/api/v1/memo', owner, { title: `Plan ${name}`, content: `The otter plan ${name} for ${uid}.`, metadata: { user_id: uid } });
-      expect(res.status, res.text).toBe(200);
-      memos[name] = res.body.memo_uuid;
-    }
+    access = await startAccessStack({
+      project: 'mcp-access',
+      memos: (
+        [
+          ['a1', 'u1'],
+          ['b1', 'u2'],
+          ['b2', 'u2'],
+        ] as const
+      ).map(([name, uid]) => ({ name, user: uid, title: `Plan ${name}`, content: `The otter plan ${name} for ${uid}.` })),
+    });
+    ({ owner, memos, api, createKey } = access);
   }, 120_000);
 
   afterAll(async () => {
-    agent?.destroy();
-    await https?.close();
-    await stack?.stop();
+    await access?.stop();
   });
 
   it('lists over MCP only the tools the key may use, inside its space, and audits each tool call and streamed chat', async () => {
     const { api_key: key, key_id: keyId } = await createKey(owner, { name: 'assistant', scopes: ['search', 'memos:read', 'chat'], filters: [user('u2')] });
     const client = new Client({ name: 'access-test', version: '1.0.0' });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL('/mcp', https.url), {
+      new StreamableHTTPClientTransport(new URL('/mcp', access.url), {
         requestInit: { headers: { authorization: `Bearer ${key}` } },
-        fetch: httpsFetch({ ca: Buffer.from(https.ca) }),
+        fetch: httpsFetch({ ca: Buffer.from(access.ca) }),
       }),
     );
     try {

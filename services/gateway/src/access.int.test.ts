@@ -2,53 +2,43 @@
  * Scoped access through HTTPS (issue 49): scopes, keys, tokens, knowledge spaces and the audit trail,
  * as a client's backend and its end users meet them.
  */
-import { Agent } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirectoryCache, silentLogger } from '@memex/runtime';
 import { eventually } from '@memex/testing';
-import { httpsJson, type HttpsResponse } from '../../../test/support/https';
-import { listenHttps } from '../../../test/support/httpsListener';
-import { startStack, type Stack } from '../../../test/support/stack';
-
-const user = (id: string) => ({ field: 'user_id', operator: 'eq', value: id, filter_type: 'custom_metadata' });
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import { startAccessStack, user, type AccessStack, type Json } from '../../../test/support/accessStack';
 
 describe('scoped keys, tokens and the audit trail over HTTPS', () => {
-  let stack: Stack;
-  let https: Awaited<ReturnType<typeof listenHttps>>;
-  let agent: Agent;
+  let access: AccessStack;
+  let stack: AccessStack['stack'];
   let owner: string;
-  const memos: Record<string, string> = {};
-
-  const api = (method: string, path: string, key: string | null, body?: unknown): Promise<HttpsResponse<Json>> =>
-    httpsJson<Json>(method, `${https.url}${path}`, { agent, ...(key ? { key } : {}), ...(body === undefined ? {} : { body }) });
-  const createKey = async (key: string, body: Json): Promise<Json> => {
-    const res = await api('POST', '/api/v1/project/keys', key, body);
-    expect(res.status, res.text).toBe(200);
-    return res.body;
-  };
+  let memos: Record<string, string>;
+  let api: AccessStack['api'];
+  let createKey: AccessStack['createKey'];
 
   beforeAll(async () => {
-    stack = await startStack({ env: { MEMEX_RATE_LIMIT: '0', MEMEX_AUDIT_QUERIES: 'hash' } });
-    https = await listenHttps(stack.app, stack.dataDir);
-    agent = new Agent({ keepAlive: true, ca: https.ca });
-    owner = (await stack.project('access')).key;
-    for (const [name, uid] of [['a1', 'u1'], ['a2', 'u1'], ['b1', 'u2'], ['b2', 'u2']] as const) {
-      const res = await api('POST', '/api/v1/memo', owner, {
+    access = await startAccessStack({
+      env: { MEMEX_AUDIT_QUERIES: 'hash' },
+      project: 'access',
+      memos: (
+        [
+          ['a1', 'u1'],
+          ['a2', 'u1'],
+          ['b1', 'u2'],
+          ['b2', 'u2'],
+        ] as const
+      ).map(([name, uid]) => ({
+        name,
+        user: uid,
         title: `Quarterly plan ${name}`,
         content: `The ${name} plan for ${uid}: budgets, hiring and the launch of the otter project.`,
-        metadata: { user_id: uid },
         reference_id: `ref-${name}`,
-      });
-      expect(res.status, res.text).toBe(200);
-      memos[name] = res.body.memo_uuid;
-    }
+      })),
+    });
+    ({ stack, owner, memos, api, createKey } = access);
   }, 120_000);
 
   afterAll(async () => {
-    agent?.destroy();
-    await https?.close();
-    await stack?.stop();
+    await access?.stop();
   });
 
   it('lists the owner key with every scope, never a secret', async () => {

@@ -6,6 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { MemexError, errorText } from '@memex/contracts';
 import { nameHttpSpan, natsConnected, traceHttpRequests, tracingOn, type Logger } from '@memex/runtime';
 import { AuditTrail, parseRetention } from './auth/audit';
+import { registerCors, parseCorsOrigins } from './http/cors';
 import { registerErrorHandling } from './http/errors';
 import type { GatewayDeps } from './http/context';
 import { RateLimiter } from './rateLimit/limiter';
@@ -155,30 +156,27 @@ export async function buildGateway(deps: GatewayDeps, options: BuildGatewayOptio
     requests.inc({ method: request.method, route, status: String(reply.statusCode) });
     seconds.observe(reply.elapsedTime / 1000, { route });
   });
-  // Every authenticated call, answered or refused, is recorded once it is answered (off the request path).
+  // Every authenticated call, answered or refused, is recorded once it is answered: one object
+  // queued in memory, written in batches off the request path (auth/audit.ts). MEMEX_AUDIT=off
+  // records nothing on this gateway.
   const audit = (deps.audit ??= new AuditTrail(deps.nc, deps.jsm, {
     retentionMs: parseRetention(config.MEMEX_AUDIT_RETENTION),
     replicas: config.MEMEX_NATS_REPLICAS,
     queries: config.MEMEX_AUDIT_QUERIES,
     logger: deps.logger,
   }));
-  app.addHook('onResponse', async (request, reply) => {
-    const note = request.auditNote;
-    if (!note) return;
-    const query = audit.queryField(note.query);
-    audit.record({
-      at: new Date().toISOString(),
-      project_id: note.caller.projectId,
-      key_id: note.caller.keyId,
-      subject: note.caller.subject,
-      action: note.action,
-      status: reply.statusCode,
-      memo_ids: [...note.memoIds],
-      request_id: request.id,
-      ...(query !== undefined ? { query } : {}),
+  // Declared up front so every request object keeps one shape (a property added later deoptimizes).
+  app.decorateRequest('auditNote', undefined);
+  if (config.MEMEX_AUDIT === 'on') {
+    app.addHook('onResponse', (request, reply, done) => {
+      const note = request.auditNote;
+      if (note) audit.record(note, reply.statusCode, request.id);
+      done();
     });
-  });
+  }
   app.addHook('onClose', async () => audit.settle());
+  // Cross-origin pages (MEMEX_CORS_ORIGINS) get their preflights answered before authentication.
+  registerCors(app, parseCorsOrigins(config.MEMEX_CORS_ORIGINS));
   registerErrorHandling(app, () => !natsConnected(deps.nc));
   // While NATS is unreachable every API call would wait for a timeout: refuse at once instead.
   app.addHook('onRequest', async (request) => {

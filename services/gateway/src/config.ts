@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ConfigError, loadEnv, ServiceEnv } from '@memex/runtime';
 import { parseRetention } from './auth/audit';
+import { parseCorsOrigins } from './http/cors';
 
 export const GatewayEnv = Type.Object({
   /** MEMEX_HEALTH_PORT among them is the operator port: /healthz, /readyz and /metrics, never on the public listener. */
@@ -49,11 +50,19 @@ export const GatewayEnv = Type.Object({
     description: 'Failed authentications per client address per window before it gets 429; 0 turns it off',
   }),
   MEMEX_AUTH_FAILURE_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000, description: 'Failed-authentication window' }),
+  MEMEX_AUDIT: Type.Union([Type.Literal('on'), Type.Literal('off')], {
+    default: 'on',
+    description: 'off: this gateway records no audit entries (GET /api/v1/audit still reads what is stored)',
+  }),
   MEMEX_AUDIT_QUERIES: Type.Union([Type.Literal('off'), Type.Literal('hash'), Type.Literal('full')], {
     default: 'off',
     description: 'What the audit trail keeps of search, chat and generate text: nothing, its SHA-256, or the text',
   }),
   MEMEX_AUDIT_RETENTION: Type.String({ default: '90d', description: 'How long audit entries are kept: 90d, 12h, 3600s…' }),
+  MEMEX_CORS_ORIGINS: Type.String({
+    default: '',
+    description: 'Comma-separated origins (https://app.example.com) whose pages may call the API from a browser with a Bearer token; empty: none',
+  }),
   MEMEX_WEBHOOK_ALLOW_PRIVATE: Type.Boolean({
     default: false,
     description: 'Accept webhook URLs on loopback, private and link-local addresses, and http ones (tests, closed networks)',
@@ -71,6 +80,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
   const config = { ...loaded, MEMEX_BODY_LIMIT: bodyLimit(loaded) };
   try {
     parseRetention(config.MEMEX_AUDIT_RETENTION);
+    parseCorsOrigins(config.MEMEX_CORS_ORIGINS);
   } catch (error) {
     throw new ConfigError(`Invalid configuration: ${(error as Error).message}`);
   }

@@ -3,6 +3,7 @@ import { DiscardPolicy, RetentionPolicy, StorageType, jetstream, type JetStreamC
 import { nanos, type NatsConnection } from '@nats-io/nats-core';
 import { MemexError, Streams, Subjects, type AuditEntry, type AuditFilter, type AuditRecord, type AuditResponse } from '@memex/contracts';
 import type { Logger } from '@memex/runtime';
+import type { AuditNote } from './scopes';
 
 export type AuditQueries = 'off' | 'hash' | 'full';
 
@@ -30,15 +31,24 @@ function parseCursor(after: string | undefined): { seq: number; index: number } 
   return { seq: Number(match[1]), index: match[2] === undefined ? Number.MAX_SAFE_INTEGER : Number(match[2]) };
 }
 
+/** An answered call as it waits to be written: what the request path pays is this object alone. */
+interface Answered {
+  note: AuditNote;
+  status: number;
+  requestId: string;
+  at: number;
+}
+
 /**
  * The audit trail: one JetStream stream (`AUDIT`, a subject per project, `max_age` the retention),
- * written by the gateway. Entries are batched per project off the request path: at most
- * BATCH_DELAY_MS or BATCH_MAX entries wait in memory, so a gateway that crashes loses the entries of
- * at most its last BATCH_DELAY_MS of answered requests; a graceful stop writes them all.
+ * written by the gateway. A request only queues its note (no I/O, no await, no formatting); entries
+ * are formatted, grouped per project and published off the request path, one message per project
+ * per batch. At most BATCH_DELAY_MS or BATCH_MAX entries wait in memory, so a gateway that crashes
+ * loses the entries of at most its last BATCH_DELAY_MS of answered requests; a graceful stop
+ * writes them all.
  */
 export class AuditTrail {
-  private pending = new Map<string, AuditRecord[]>();
-  private size = 0;
+  private pending: Answered[] = [];
   private timer: NodeJS.Timeout | undefined;
   private writes = new Set<Promise<void>>();
 
@@ -101,23 +111,42 @@ export class AuditTrail {
     return this.queries === 'hash' ? createHash('sha256').update(text).digest('hex') : text;
   }
 
-  record(entry: AuditRecord): void {
-    const list = this.pending.get(entry.project_id);
-    if (list) list.push(entry);
-    else this.pending.set(entry.project_id, [entry]);
-    this.size++;
-    if (this.size >= BATCH_MAX) this.flush();
+  /** Queues the entry of an answered call; written within BATCH_DELAY_MS. */
+  record(note: AuditNote, status: number, requestId: string): void {
+    this.pending.push({ note, status, requestId, at: Date.now() });
+    if (this.pending.length >= BATCH_MAX) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), BATCH_DELAY_MS);
+  }
+
+  private entryOf({ note, status, requestId, at }: Answered): AuditRecord {
+    const query = this.queryField(note.query);
+    return {
+      at: new Date(at).toISOString(),
+      project_id: note.caller.projectId,
+      key_id: note.caller.keyId,
+      subject: note.caller.subject,
+      action: note.action,
+      status,
+      memo_ids: [...note.memoIds],
+      request_id: requestId,
+      ...(query !== undefined ? { query } : {}),
+    };
   }
 
   /** Starts writing what waits; resolves when it is stored. */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    const batches = this.pending;
-    this.pending = new Map();
-    this.size = 0;
-    if (batches.size === 0) return Promise.resolve();
+    const answered = this.pending;
+    this.pending = [];
+    if (answered.length === 0) return Promise.resolve();
+    const batches = new Map<string, AuditRecord[]>();
+    for (const a of answered) {
+      const entry = this.entryOf(a);
+      const list = batches.get(entry.project_id);
+      if (list) list.push(entry);
+      else batches.set(entry.project_id, [entry]);
+    }
     const write = Promise.all(
       [...batches].map(([projectId, entries]) =>
         this.ready().then((js) => js.publish(Subjects.audit(projectId), JSON.stringify(entries))).then(() => undefined, (error: unknown) => {
