@@ -280,6 +280,22 @@ export interface RotatedKey {
   api_key: string;
 }
 
+export interface ResummarizeBody {
+  /** Only memos whose `summary_source` is `extractive-fallback`; default: every summarized memo. */
+  fallback_only?: boolean;
+}
+
+/** How many memos were queued to be summarized again by the model. */
+export interface ResummarizeResponse {
+  memos: number;
+  fallback_only: boolean;
+}
+
+/** Queued re-summaries of the project not yet done; 0 when all are. */
+export interface ResummarizeStatus {
+  pending: number;
+}
+
 export interface DownloadedFile {
   bytes: Uint8Array;
   content_type: string;
