@@ -253,6 +253,8 @@ export interface Message {
   sent_by: 'user' | 'model';
   sent_at: string;
   client_system_prompt: string | null;
+  /** Only on a model message that is not the whole answer: a cap cut it, or the model failed mid-stream. */
+  incomplete?: { reason: 'max_tokens' | 'timeout' | 'error'; detail: string };
 }
 
 export interface Chat {
