@@ -28,6 +28,7 @@ describe('memex resummarize through the chaos peer, over HTTPS', { timeout: 300_
   let stack: Stack;
   let https: { url: string; ca: string; close(): Promise<void> };
   let key: string;
+  let projectId: string;
   let env: Record<string, string>;
   const agents: AgentService[] = [];
 
@@ -46,7 +47,7 @@ describe('memex resummarize through the chaos peer, over HTTPS', { timeout: 300_
       },
     });
     https = await listenHttps(stack.app, stack.dataDir);
-    ({ key } = await stack.project('resummarize'));
+    ({ key, projectId } = await stack.project('resummarize'));
     env = { MEMEX_URL: https.url, MEMEX_DATA_DIR: stack.dataDir, MEMEX_API_KEY: key };
   }, 120_000);
   afterAll(async () => {
@@ -87,7 +88,7 @@ describe('memex resummarize through the chaos peer, over HTTPS', { timeout: 300_
     expect((await processed(up)).summary).toBe(modelSummary(NOTES[2]!));
     const before = await Promise.all([...down, up].map(async (id) => ({ memo: await processed(id), history: await history(id) })));
 
-    const run = await memex('resummarize', '--fallback-only', '--wait');
+    const run = await memex('resummarize', '--project', projectId, '--fallback-only', '--wait');
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('queued 2 memos to summarize again (extractive fallbacks only)');
     await drained();

@@ -200,7 +200,7 @@ export function projectRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.get(
     '/api/v1/project/resummarize',
     {
-      config: { access: { scope: 'owner', action: 'summaries.read' } },
+      config: { access: { scope: 'owner', action: 'summaries.status' } },
       schema: {
         operationId: 'getResummarizeStatus',
         summary: 'Count the project’s summaries still to redo',
