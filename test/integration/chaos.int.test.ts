@@ -131,8 +131,8 @@ describe('a misbehaving model server through the whole stack', () => {
     const ask = (url: string, payload: Record<string, unknown>) =>
       stack.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${key}` }, payload });
 
-    it('prose and tools ignored: chat and generate answer with the model\'s text, streamed and not', async () => {
-      for (const mode of ['prose', 'tools-ignored'] as const) {
+    it('prose, tools ignored, fenced and invalid JSON: chat and generate answer with the model\'s text, streamed and not', async () => {
+      for (const mode of ['prose', 'tools-ignored', 'fenced-json', 'invalid-json'] as const) {
         peer.reset();
         peer.chaos(mode);
         const chat = await ask('/api/v1/chat', { query: 'How many containers does a crane move?' });
@@ -172,11 +172,26 @@ describe('a misbehaving model server through the whole stack', () => {
       const list = await get<{ results: { uuid: string; title: string }[] }>('/api/v1/chat?page_size=100');
       const stored = list.results.filter((c) => c.title === 'Where do pilots bring the ships?');
       expect(stored).toHaveLength(1);
-      const chat = await get<{ messages: { sent_by: string; content: string }[] }>(`/api/v1/chat/${stored[0]!.uuid}`);
+      const chat = await get<{ messages: { sent_by: string; content: string; incomplete?: unknown }[] }>(`/api/v1/chat/${stored[0]!.uuid}`);
       expect(chat.messages.map((m) => [m.sent_by, m.content])).toEqual([
         ['user', 'Where do pilots bring the ships?'],
         ['model', partial],
       ]);
+      // GET /api/v1/chat/{id} shows why the answer is partial (an optional field beside the spec's).
+      expect(chat.messages[0]).not.toHaveProperty('incomplete');
+      expect(chat.messages[1]!.incomplete).toEqual({ reason: 'error', detail: expect.stringMatching(/^Agent error: /) });
+    }, 30_000);
+
+    it('cut mid-stream, not streamed: 500 Agent error; the partial answer is kept in the chat', async () => {
+      peer.reset();
+      peer.chaos('cut-mid-stream');
+      const chat = await ask('/api/v1/chat', { query: 'When do pilots bring the ships in?' });
+      expect(chat.statusCode, chat.body).toBe(500);
+      expect(chat.json().error).toMatch(/^Agent error: /);
+      const list = await get<{ results: { uuid: string; title: string }[] }>('/api/v1/chat?page_size=100');
+      const stored = list.results.find((c) => c.title === 'When do pilots bring the ships in?');
+      const kept = await get<{ messages: { sent_by: string; content: string; incomplete?: unknown }[] }>(`/api/v1/chat/${stored!.uuid}`);
+      expect(kept.messages.at(-1)).toMatchObject({ sent_by: 'model', content: expect.stringMatching(/^This text is mostly about/), incomplete: { reason: 'error' } });
     }, 30_000);
 
     it('endless: the stream is cut at LLM_MAX_TOKENS, named in the answer, streamed and not', async () => {
@@ -186,6 +201,8 @@ describe('a misbehaving model server through the whole stack', () => {
       expect(chat.statusCode, chat.body).toBe(200);
       expect(chat.json().response).toMatch(/^more0 more1 .* \[answer cut at LLM_MAX_TOKENS=40\]$/);
       expect(chat.json().response.match(/more\d+/g)).toHaveLength(40);
+      const record = await get<{ messages: { incomplete?: unknown }[] }>(`/api/v1/chat/${chat.json().chat_id as string}`);
+      expect(record.messages.at(-1)!.incomplete).toEqual({ reason: 'max_tokens', detail: 'cut at LLM_MAX_TOKENS=40' });
       const streamed = events((await ask('/api/v1/generate', { prompt: 'Write a brief on harbour cranes', stream: true })).body);
       expect(streamed.filter((e) => e.type === 'token').at(-1)).toEqual({ type: 'token', content: '[answer cut at LLM_MAX_TOKENS=40]' });
       expect(streamed.at(-1)?.type).toBe('done');

@@ -10,6 +10,7 @@ import { runEvents, runWebhook } from './events';
 import { runMcp } from './mcp';
 import { USAGE } from './options';
 import { runReindex } from './reindex';
+import { runResummarize } from './resummarize';
 
 export async function main(argv: string[]): Promise<number> {
   const [group, action, ...rest] = argv;
@@ -23,6 +24,7 @@ export async function main(argv: string[]): Promise<number> {
     if (group === 'audit' || (group === 'key' && (action === 'create' || action === 'delete'))) return await runAccess(group, group === 'audit' ? '' : action!, group === 'audit' ? [action ?? '', ...rest].filter((a) => a !== '') : rest);
     if (group === 'events') return await runEvents([action ?? '', ...rest].filter((a) => a !== ''));
     if (group === 'webhook') return await runWebhook(action ?? '', rest);
+    if (group === 'resummarize') return await runResummarize([action ?? '', ...rest].filter((a) => a !== ''));
     if (group === 'reindex') return await runReindex([action ?? '', ...rest].filter((a) => a !== ''));
     return await runAdmin(group, action ?? '', rest);
   } catch (error) {

@@ -40,6 +40,10 @@ API (MEMEX_URL, default https://localhost:8443; MEMEX_API_KEY or --key):
   webhook list [--json]                         list the project's webhooks
   webhook delete WEBHOOK_ID                     delete a webhook
   webhook deliveries WEBHOOK_ID [--json]        a webhook's latest delivery attempts
+  resummarize [--project ID] [--fallback_only] [--wait] [--json]
+                                                summarize the project's memos again through the model
+                                                (owner key; --fallback_only, also --fallback-only: only
+                                                the extractive fallbacks; --wait: until all are done)
 
 Keys and tokens are printed once and stored only as hashes. Run through pnpm as \`pnpm -s memex …\`
 (-s keeps pnpm's own lines out of the output, so --json output is pure JSON).`;

@@ -33,6 +33,9 @@ import type {
   MemoStatus,
   OkResponse,
   ProjectInfo,
+  ResummarizeBody,
+  ResummarizeResponse,
+  ResummarizeStatus,
   RotatedKey,
   SearchBody,
   SearchResponse,
@@ -264,6 +267,15 @@ export class MemexClient {
     return this.json('rotateProjectKey', { signal: options.signal });
   }
 
+  /** Queues the project's summaries to be redone by the model (owner keys); `getResummarizeStatus` counts what is left. */
+  resummarizeProject(body: ResummarizeBody = {}, options: { signal?: AbortSignal } = {}): Promise<ResummarizeResponse> {
+    return this.json('resummarizeProject', { body, signal: options.signal });
+  }
+
+  getResummarizeStatus(options: { signal?: AbortSignal } = {}): Promise<ResummarizeStatus> {
+    return this.json('getResummarizeStatus', { signal: options.signal });
+  }
+
   // Scoped access
 
   /** A key confined to `scopes` and the space `filters`; the secret is in the answer only. */
@@ -374,7 +386,7 @@ export class MemexClient {
     const search = new URLSearchParams();
     for (const [name, value] of Object.entries(spec.query ?? {})) if (value !== undefined) search.set(name, String(value));
     if (this.options.projectId && OPERATIONS[operation].method !== 'POST') search.set('project_id', this.options.projectId);
-    else if (this.options.projectId && (operation === 'createMemo' || operation === 'rotateProjectKey' || operation === 'createKey' || operation === 'createToken')) {
+    else if (this.options.projectId && (operation === 'createMemo' || operation === 'rotateProjectKey' || operation === 'resummarizeProject' || operation === 'createKey' || operation === 'createToken')) {
       search.set('project_id', this.options.projectId);
     }
     const qs = search.toString();

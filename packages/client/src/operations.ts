@@ -19,6 +19,8 @@ export const OPERATIONS = {
   getChat: { method: 'GET', path: '/api/v1/chat/{chat_uuid}' },
   getProject: { method: 'GET', path: '/api/v1/project' },
   rotateProjectKey: { method: 'POST', path: '/api/v1/project/key' },
+  resummarizeProject: { method: 'POST', path: '/api/v1/project/resummarize' },
+  getResummarizeStatus: { method: 'GET', path: '/api/v1/project/resummarize' },
   createKey: { method: 'POST', path: '/api/v1/project/keys' },
   listKeys: { method: 'GET', path: '/api/v1/project/keys' },
   deleteKey: { method: 'DELETE', path: '/api/v1/project/keys/{key_id}' },

@@ -254,6 +254,8 @@ export interface Message {
   sent_by: 'user' | 'model';
   sent_at: string;
   client_system_prompt: string | null;
+  /** Only on a model message that is not the whole answer: a cap cut it, or the model failed mid-stream. */
+  incomplete?: { reason: 'max_tokens' | 'timeout' | 'error'; detail: string };
 }
 
 export interface Chat {
@@ -279,6 +281,22 @@ export interface ProjectInfo {
 export interface RotatedKey {
   project_id: string;
   api_key: string;
+}
+
+export interface ResummarizeBody {
+  /** Only memos whose `summary_source` is `extractive-fallback`; default: every summarized memo. */
+  fallback_only?: boolean;
+}
+
+/** How many memos were queued to be summarized again by the model. */
+export interface ResummarizeResponse {
+  memos: number;
+  fallback_only: boolean;
+}
+
+/** Queued re-summaries of the project not yet done; 0 when all are. */
+export interface ResummarizeStatus {
+  pending: number;
 }
 
 export interface DownloadedFile {

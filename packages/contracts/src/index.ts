@@ -153,6 +153,9 @@ export type {
   MemoResolveRequest,
   MemoView,
   QueryReply,
+  ResummarizeReply,
+  ResummarizeRequest,
+  SummaryJob,
   TitleSearchReply,
   TitleSearchRequest,
 } from './queries';
@@ -192,6 +195,7 @@ export type {
   MemoStatusReply,
 } from './queries';
 export { searchResponseJson, searchResultItem } from './queries';
+export { ResummarizeBody, ResummarizeResponse, ResummarizeStatus, parseResummarizeBody } from './http/resummarize';
 
 export {
   AUDIT_LIMIT_DEFAULT,

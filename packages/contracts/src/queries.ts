@@ -2,6 +2,7 @@ import type { RagOptions, References } from './http/ragConfig';
 import type { Filter } from './filters';
 import type { ChatListInput } from './http/validation';
 import type { Chat, ChatListResponse, Citation, IntermediateStep } from './http/chat';
+import type { ResummarizeResponse } from './http/resummarize';
 import type { Memo } from './http/memo';
 import type { MemoHistoryResponse, MemoListInput, MemoListResponse, MemoStatusResponse } from './http/catalog';
 import type { MemoEventMessage, MemoFile } from './events';
@@ -223,3 +224,22 @@ export interface ChatGetRequest {
  * The gateway asks for pages until `next` is absent and answers the whole chat.
  */
 export type ChatGetReply = Chat & { next?: ChatCursor };
+
+/** Queues the project's summaries to redo through the model; the reply says how many were queued. */
+export interface ResummarizeRequest {
+  projectId: string;
+  fallbackOnly: boolean;
+}
+export type ResummarizeReply = ResummarizeResponse;
+
+/**
+ * One queued re-summary (`Streams.summaryJobs`), of the memo's `revision`. No content travels: the
+ * agent reads the memo's content when it takes the job, and with `fallbackOnly` checks again that
+ * the summary is still `extractive-fallback`.
+ */
+export interface SummaryJob {
+  projectId: string;
+  memoId: string;
+  revision: number;
+  fallbackOnly: boolean;
+}

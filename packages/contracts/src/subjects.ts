@@ -35,6 +35,12 @@ export const Streams = {
   feed: 'MEMEX_FEED',
   /** Webhook delivery attempts, one subject per webhook, the latest few kept for its deliveries listing. */
   webhookDeliveries: 'WEBHOOK_DELIVERIES',
+  /**
+   * Summaries to redo through the model (`memex resummarize`): a work queue, one message per memo,
+   * one subject per project (`Subjects.summaryJobs`), so a project's count of jobs left is its
+   * subject's message count.
+   */
+  summaryJobs: 'SUMMARY_JOBS',
 } as const;
 
 export const Consumers = {
@@ -50,6 +56,8 @@ export const Consumers = {
   extractor: 'extractor',
   /** Projects memo events into the public feed (`Streams.feed`). */
   feed: 'feed',
+  /** Redoes summaries queued on `Streams.summaryJobs` (the agent). */
+  resummarize: 'agent-resummarize',
 } as const;
 export type ConsumerName = (typeof Consumers)[keyof typeof Consumers];
 
@@ -84,6 +92,8 @@ export const Subjects = {
     `${ROOT}.feed.v1.${token(projectId, 'project id')}.${type.split('.').map((t) => token(t, 'event type')).join('.')}`,
   /** Every public event of one project. */
   feedOfProject: (projectId: string) => `${ROOT}.feed.v1.${token(projectId, 'project id')}.>`,
+  summaryJobsAll: `${ROOT}.job.summary.>`,
+  summaryJobs: (projectId: string) => `${ROOT}.job.summary.${token(projectId, 'project id')}`,
   webhookDeliveriesAll: `${ROOT}.webhook.delivery.>`,
   webhookDeliveries: (webhookId: string) => `${ROOT}.webhook.delivery.${token(webhookId, 'webhook id')}`,
 
@@ -106,6 +116,8 @@ export const Subjects = {
     agentGenerate: `${ROOT}.q.agent.generate`,
     agentChatList: `${ROOT}.q.agent.chat-list`,
     agentChatGet: `${ROOT}.q.agent.chat-get`,
+    /** Queues a project's summaries to redo (`ResummarizeRequest`). */
+    agentResummarize: `${ROOT}.q.agent.resummarize`,
   },
 
   /** Liveness ping answered by every instance of a service (queue group per service). */

@@ -9,6 +9,7 @@ import type { LlmProvider } from './llm/port';
 import { llmModel, openChatStore, openLlm } from './stores';
 import { traceLlm } from './tracing';
 import { SummaryProcessor } from './summaries/processor';
+import { Resummarizer } from './summaries/resummarize';
 
 export type AgentService = RunningService;
 
@@ -63,6 +64,9 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
       onDeadLetter: (event, error) => summaries.recordFailure(event, error),
     });
     onStop(() => runner.stop());
+    const resummarizer = new Resummarizer({ nc, js, content, commands, summaries, health: modelHealth, slots: summarizing, concurrency: config.AGENT_CONCURRENCY, logger, metrics, retry });
+    const resummaries = await resummarizer.serve();
+    onStop(() => resummaries.runner.stop());
     const conversationServer = serveConversations(nc, conversations, logger, metrics);
     // Answers being streamed end before the consumers and connections behind them stop.
     onStop(() => conversationServer.interrupt());
@@ -71,7 +75,7 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
         const r = await llm.readiness();
         return { ready: r.ready, details: { llm: llm.name, chats: store.chats.kind, ...r.details, llm_last_error: modelHealth.lastError } };
       },
-      subscriptions: conversationServer.subscriptions,
+      subscriptions: [...conversationServer.subscriptions, ...resummaries.subscriptions],
       ready: { message: 'agent ready', fields: { llm: llm.name } },
       exports: {},
     };

@@ -117,6 +117,15 @@ export const Message = Type.Object(
     sent_by: Type.Union([Type.Literal('user'), Type.Literal('model')]),
     sent_at: DateTime,
     client_system_prompt: Nullable(Type.String()),
+    incomplete: Type.Optional(
+      Type.Object(
+        {
+          reason: Type.Union([Type.Literal('max_tokens'), Type.Literal('timeout'), Type.Literal('error')]),
+          detail: Type.String({ description: 'The cap and its value (`cut at LLM_MAX_TOKENS=2048`), or the agent error' }),
+        },
+        { description: 'Only on a model message that is not the whole answer: a cap cut it, or the model failed mid-stream' },
+      ),
+    ),
   },
   { $id: 'Message' },
 );

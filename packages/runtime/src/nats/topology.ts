@@ -58,6 +58,8 @@ export const CONSUMER_POLICY: Record<ConsumerName, { maxDeliver: number; ackWait
   [Consumers.extractor]: { maxDeliver: 5, ackWaitMs: 30_000, maxAckPending: 64 },
   // The public feed's projector: quick work, in batches; retries are for outages.
   [Consumers.feed]: { maxDeliver: 10, ackWaitMs: 10_000, maxAckPending: 1024 },
+  // A re-summary the model cannot give keeps the memo's summary as it is; retries are for outages.
+  [Consumers.resummarize]: { maxDeliver: 5, ackWaitMs: 15_000, maxAckPending: 64 },
 };
 
 function streamConfigs(replicas: number): (Partial<StreamConfig> & { name: string })[] {
@@ -85,6 +87,17 @@ function streamConfigs(replicas: number): (Partial<StreamConfig> & { name: strin
       max_age: 0,
       max_msgs: -1,
       max_bytes: -1,
+    },
+    {
+      name: Streams.summaryJobs,
+      subjects: [Subjects.summaryJobsAll],
+      // A job is gone once the agent has taken it: what is left is what is still to do.
+      retention: RetentionPolicy.Workqueue,
+      storage: StorageType.File,
+      num_replicas: replicas,
+      duplicate_window: nanos(2 * MINUTE),
+      max_age: nanos(7 * 24 * 60 * MINUTE),
+      discard: DiscardPolicy.Old,
     },
     {
       name: Streams.deadLetters,
@@ -120,6 +133,7 @@ function consumerConfigs(retry: RetryOverrides): { stream: string; config: Parti
     pull(Consumers.agent, Streams.memoEvents, Subjects.memoEventsAll),
     pull(Consumers.extractor, Streams.memoEvents, Subjects.memoEventsAll),
     pull(Consumers.feed, Streams.memoEvents, Subjects.memoEventsAll),
+    pull(Consumers.resummarize, Streams.summaryJobs, Subjects.summaryJobsAll),
   ];
 }
 

@@ -313,7 +313,16 @@ export class Conversations {
       created_at: loaded.record.createdAt,
       messages: loaded.events.flatMap((e) =>
         e.type === 'MessageAdded'
-          ? [{ uuid: e.data.messageId, content: e.data.content, sent_by: e.data.sentBy, sent_at: e.data.at, client_system_prompt: e.data.clientSystemPrompt }]
+          ? [
+              {
+                uuid: e.data.messageId,
+                content: e.data.content,
+                sent_by: e.data.sentBy,
+                sent_at: e.data.at,
+                client_system_prompt: e.data.clientSystemPrompt,
+                ...(e.data.incomplete ? { incomplete: e.data.incomplete } : {}),
+              },
+            ]
           : [],
       ),
     };

@@ -9,6 +9,7 @@ import { truncateAtWord } from '@memex/text';
 import { CallScope, abortReason, raceAbort } from './abort';
 import { MAX_QUERY_CHARS, SEARCH_TOOL, firstLine, initialMessages, rewriteMessages, summaryMessages } from './prompting';
 import { UnusableSummaryError, readSummaryReply } from './summaryReply';
+import { parseRetryAfter } from './retryAfter';
 import type { AnswerRequest, AnswerResult, HistoryTurn, LlmProvider, ModelSummary, TokenSink } from './port';
 import { ToolAnswer } from './toolAnswer';
 
@@ -42,13 +43,17 @@ export interface OpenAiProviderOptions {
 
 /** The server answered with an error status or an `{ error }` object in the stream. */
 export class OpenAiError extends Error {
+  /** What the server's `Retry-After` asked for (429/5xx), uncapped; callers bound it. */
+  readonly retryAfterMs: number | undefined;
+
   constructor(
     message: string,
     readonly status?: number,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterMs?: number | undefined },
   ) {
     super(message, options);
     this.name = 'OpenAiError';
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
 
@@ -142,14 +147,6 @@ function errorMessage(value: unknown): string | undefined {
   if (error && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') return (error as { message: string }).message;
   const detail = (value as { detail?: unknown; message?: unknown }).detail ?? (value as { message?: unknown }).message;
   return typeof detail === 'string' ? detail : undefined;
-}
-
-function retryAfterMs(header: string | null): number | undefined {
-  if (!header) return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds)) return Math.min(MAX_RETRY_AFTER_MS, Math.max(0, seconds * 1000));
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? undefined : Math.min(MAX_RETRY_AFTER_MS, Math.max(0, at - Date.now()));
 }
 
 /** Servers that lack a feature reject it with 400/404/422 and usually name it in the message. */
@@ -372,8 +369,9 @@ export class OpenAiProvider implements LlmProvider {
       } catch {
         detail = raw.trim() || undefined;
       }
-      const error = new OpenAiError(`${response.status} ${truncateAtWord(detail ?? response.statusText, 300)}`, response.status);
-      if (RETRYABLE.has(response.status)) throw new RetryableError(error, retryAfterMs(response.headers.get('retry-after')));
+      const retryAfterMs = RETRYABLE.has(response.status) ? parseRetryAfter(response.headers.get('retry-after')) : undefined;
+      const error = new OpenAiError(`${response.status} ${truncateAtWord(detail ?? response.statusText, 300)}`, response.status, { retryAfterMs });
+      if (RETRYABLE.has(response.status)) throw new RetryableError(error, retryAfterMs === undefined ? undefined : Math.min(MAX_RETRY_AFTER_MS, retryAfterMs));
       throw error;
     }
     try {

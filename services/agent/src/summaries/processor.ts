@@ -4,20 +4,19 @@ import { describeModelError, isModelFailure, isTransient } from '../llm/errors';
 import { extractiveSummary } from '../llm/extractive';
 import { ModelHealth } from '../llm/health';
 import type { LlmProvider } from '../llm/port';
+import { summaryRetryDelayMs } from './backoff';
+import { generatedTags } from './tags';
 
 export interface SummaryPolicy {
   /** Model calls per summary before the extractive fallback (transient failures only; a format failure falls back at once). */
   attempts: number;
-  /** Wait before the second attempt; doubles for each one after. */
+  /** Wait before the second attempt; doubles for each one after (a server's `Retry-After` instead, see summaryRetryDelayMs). */
   backoffMs: number;
   /** Longest one attempt may take, the provider's own retries included (LLM_TIMEOUT_MS). */
   timeoutMs: number;
 }
 
 const DEFAULT_POLICY: SummaryPolicy = { attempts: 3, backoffMs: 1_000, timeoutMs: 120_000 };
-
-/** Most tags generated per revision (client tags given at creation come on top). */
-const MAX_GENERATED_TAGS = 8;
 
 /**
  * Summaries and tags read at most this many characters of a revision (its beginning), so a 16 MiB
@@ -57,7 +56,7 @@ export class SummaryProcessor {
         reason = `${kind}: ${describeModelError(error)}`.slice(0, 500);
         logger?.warn({ attempt, kind, err: error }, 'model summary failed');
         if (!isTransient(kind) || attempt === this.policy.attempts) break;
-        await new Promise((resolve) => setTimeout(resolve, this.policy.backoffMs * 2 ** (attempt - 1)));
+        await new Promise((resolve) => setTimeout(resolve, summaryRetryDelayMs(error, attempt, this.policy)));
       }
     }
     return { ...extractiveSummary(input), source: 'extractive-fallback', reason };
@@ -72,7 +71,7 @@ export class SummaryProcessor {
       // Replaced by a newer revision (its blob is gone): the result would be dropped anyway.
       if (content === undefined) return;
       const result = await this.summarize(content, logger);
-      const tags = [...new Set(result.tags.map((t) => t.trim().toLowerCase()).filter((t) => t.length > 0 && t.length <= 100))].slice(0, MAX_GENERATED_TAGS);
+      const tags = generatedTags(result.tags);
       const requestId = (logger?.bindings() as { requestId?: string } | undefined)?.requestId;
       const sealed = await this.content.keyring.sealJson(projectId, memoId, { ...result, tags } satisfies SummaryResult, SEAL_FOR_TRANSIT);
       await this.commands.send('record-summary', { projectId, memoId, revision, sealed }, requestId ? { requestId } : {});

@@ -1,7 +1,22 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { ErrorResponse, Filter, MemexError, Nullable, ScopeSchema, Uuid } from '@memex/contracts';
-import { Directory, IndexStateStore } from '@memex/runtime';
+import {
+  ErrorResponse,
+  Filter,
+  MemexError,
+  Nullable,
+  parseResummarizeBody,
+  ResummarizeBody,
+  ResummarizeResponse,
+  ResummarizeStatus,
+  ScopeSchema,
+  Streams,
+  Subjects,
+  Uuid,
+  type ResummarizeReply,
+  type ResummarizeRequest,
+} from '@memex/contracts';
+import { Directory, IndexStateStore, query } from '@memex/runtime';
 import { requestContext, requestedProject, type GatewayDeps } from '../http/context';
 
 const ProjectInfo = Type.Object(
@@ -53,6 +68,9 @@ const RotatedKey = Type.Object(
 const ProjectQuery = Type.Object({ project_id: Type.Optional(Type.String({ description: 'Only with an organization token' })) });
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 429: ErrorResponse };
+
+/** Queueing replays the memo event log for the project's memos before it answers: longer than a query. */
+const RESUMMARIZE_TIMEOUT_MS = 120_000;
 
 /**
  * What a console needs to show about the caller's project: its name, its rate limit, the embedding
@@ -145,6 +163,60 @@ export function projectRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       const apiKey = await (await open()).directory.rotateKey(ctx.projectId);
       request.log.info({ projectId: ctx.projectId }, 'project key rotated over HTTP');
       return { project_id: ctx.projectId, api_key: apiKey };
+    },
+  );
+
+  app.post(
+    '/api/v1/project/resummarize',
+    {
+      config: { access: { scope: 'owner', action: 'summaries.redo' } },
+      schema: {
+        operationId: 'resummarizeProject',
+        summary: 'Redo the project’s summaries through the model',
+        description:
+          'Queues the current revision of every live, summarized memo (with `fallback_only`, only those whose ' +
+          '`summary_source` is `extractive-fallback`) to be summarized again by the model, without re-uploading. ' +
+          'Each new summary replaces the old one (history shows it); a memo the model still cannot summarize keeps its summary. ' +
+          '`GET` on the same path counts what is left.',
+        tags: ['project'],
+        querystring: ProjectQuery,
+        body: ResummarizeBody,
+        response: { 202: ResummarizeResponse, 400: ErrorResponse, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const ctx = requestContext(deps, request, reply, requestedProject(request.query));
+      const { fallbackOnly } = parseResummarizeBody(request.body);
+      const queued = await query<ResummarizeRequest, ResummarizeReply>(
+        deps.nc,
+        Subjects.query.agentResummarize,
+        { projectId: ctx.projectId, fallbackOnly },
+        { requestId: ctx.requestId, timeoutMs: RESUMMARIZE_TIMEOUT_MS },
+      );
+      return reply.code(202).send(queued);
+    },
+  );
+
+  app.get(
+    '/api/v1/project/resummarize',
+    {
+      config: { access: { scope: 'owner', action: 'summaries.status' } },
+      schema: {
+        operationId: 'getResummarizeStatus',
+        summary: 'Count the project’s summaries still to redo',
+        description: 'Memos queued by `POST /api/v1/project/resummarize` and not yet taken; 0 when all are done.',
+        tags: ['project'],
+        querystring: ProjectQuery,
+        response: { 200: ResummarizeStatus, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const ctx = requestContext(deps, request, reply, requestedProject(request.query));
+      // The work queue drops a job once an agent has acknowledged it: what is left is what is to do,
+      // counted here so progress shows while no agent runs.
+      const subject = Subjects.summaryJobs(ctx.projectId);
+      const info = await deps.jsm.streams.info(Streams.summaryJobs, { subjects_filter: subject });
+      return { pending: info.state.subjects?.[subject] ?? 0 };
     },
   );
 }
