@@ -150,8 +150,9 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
           retry,
           keyring,
           handleBatch: async (events) => {
-            await processor.indexContents(events.map(({ event, context }) => ({ event, logger: context.logger })));
+            const failed = await processor.indexContents(events.map(({ event, context }) => ({ event, logger: context.logger })));
             for (const { event } of events) await processor.retitle(event);
+            return failed.map((error) => (error ? { error } : undefined));
           },
           onDeadLetter: (event, error) => processor.recordFailure(event, error),
         }),
