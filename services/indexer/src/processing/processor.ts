@@ -1,5 +1,5 @@
 import { MemexError, packChunks, startsContentRevision, type ContentRef, type MemoEventMessage } from '@memex/contracts';
-import { SEAL_FOR_TRANSIT, isKeyErased, type CommandClient, type ContentStore, type Logger, type Metrics } from '@memex/runtime';
+import { SEAL_FOR_TRANSIT, isKeyErased, type CommandClient, type ContentStore, type Failpoints, type Logger, type Metrics } from '@memex/runtime';
 import type { ChunkOptions } from '@memex/text';
 import type { SearchIndex } from '../searchIndex/port';
 import type { ModelSet } from '../state/models';
@@ -13,6 +13,7 @@ interface ProcessorDeps {
   chunking: ChunkOptions;
   logger: Logger;
   metrics?: Metrics;
+  failpoint?: Failpoints;
 }
 
 /** A content revision event and the logger of its request. */
@@ -140,6 +141,8 @@ export class MemoProcessor {
       }),
     );
     const items = recorded.flatMap((r) => (r ? [r] : []));
+    // Tests: a crash with the batch's chunks in the index and none of them recorded.
+    if (items.length > 0) this.deps.failpoint?.('indexer.before-record-chunks');
     // The request of the first event names the batch's command (each event's own stays in its logs).
     const requestId = items.map(({ at }) => (events[at]!.logger?.bindings() as { requestId?: string } | undefined)?.requestId).find(Boolean);
     const results = await commands.sendBatch(
