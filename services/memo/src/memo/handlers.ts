@@ -63,6 +63,8 @@ interface Executed {
 
 /** One memo's command in a batch (`executeBatch`). */
 interface BatchItem {
+  /** The item's place in the batch command, which names it in its command id. */
+  at: number;
   projectId: string;
   memoId: string;
   command: (now: string) => MemoCommand;
@@ -185,7 +187,7 @@ export class MemoCommandService {
   /**
    * Several memos' commands decided alone and appended in one event-store write
    * (`appendToStreams`); each item then is projected and published as `execute` does. An item
-   * runs under the command id `<commandId>:<index>`, so a redelivered batch applies each item
+   * runs under the command id `<commandId>:<at>`, so a redelivered batch applies each item
    * once (two items of one memo stay two commands). Per item, in order: what it did, or the
    * `MemexError` (an erased key: `MemoNotFound`) that refused it alone. Any other error fails the
    * whole call, which is then retried as a command.
@@ -199,8 +201,8 @@ export class MemoCommandService {
       const plans: { i: number; stream: string; before: MemoState; next: MemoState; version: number; stored: StoredEvent[]; events: NewEvent[] }[] = [];
       await Promise.all(
         todo.map(async (i) => {
-          const { projectId, memoId, command } = items[i]!;
-          const commandId = `${context.commandId}:${i}`;
+          const { projectId, memoId, command, at } = items[i]!;
+          const commandId = `${context.commandId}:${at}`;
           try {
             const { state, version, events: stored } = await this.load(projectId, memoId);
             if (stored.some((e) => e.meta.commandId === commandId)) return void (results[i] = { before: state, state, applied: false });
@@ -370,7 +372,7 @@ export class MemoCommandService {
         const done = await this.executeBatch(
           items.flatMap(({ projectId, memoId, revision, model, chunks }, i) => {
             const preview = opened[i]!;
-            return preview instanceof MemexError ? [] : [{ projectId, memoId, command: (now: string): MemoCommand => ({ type: 'RecordChunks', projectId, revision, model, chunks, firstChunk: preview.firstChunk, now }) }];
+            return preview instanceof MemexError ? [] : [{ at: i, projectId, memoId, command: (now: string): MemoCommand => ({ type: 'RecordChunks', projectId, revision, model, chunks, firstChunk: preview.firstChunk, now }) }];
           }),
           ctx,
         );
@@ -385,7 +387,7 @@ export class MemoCommandService {
             if (result instanceof MemexError) return [];
             const { summary, tags, source, reason } = result;
             const origin = { ...(source !== undefined ? { source } : {}), ...(reason !== undefined ? { reason } : {}), ...(replace ? { replace } : {}) };
-            return [{ projectId, memoId, command: (now: string): MemoCommand => ({ type: 'RecordSummary', projectId, revision, summary, tags, ...origin, now, tagsApart: this.deps.compact === false }) }];
+            return [{ at: i, projectId, memoId, command: (now: string): MemoCommand => ({ type: 'RecordSummary', projectId, revision, summary, tags, ...origin, now, tagsApart: this.deps.compact === false }) }];
           }),
           ctx,
         );
