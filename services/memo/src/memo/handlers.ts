@@ -220,7 +220,7 @@ export class MemoCommandService {
       );
       plans.sort((a, b) => a.i - b.i);
       const appended = await this.deps.store.appendToStreams(plans.map((p) => ({ streamName: p.stream, events: p.events, expectedVersion: p.version })));
-      this.deps.failpoint?.('memo.after-append');
+      this.deps.failpoint?.('memo.after-batch-append');
       const conflicted: number[] = [];
       await Promise.all(
         plans.map(async (p, j) => {
