@@ -110,9 +110,10 @@ describe('scaled out: two gateways, memo services, indexers and agents', () => {
     const served = counter(metrics, 'gateway', 'memex_http_requests_total', { route: '/api/v1/memo' });
     expect(served.size).toBe(2);
     for (const n of served.values()) expect(n).toBe(100);
-    // Every summary recorded once: exactly one record-summary per memo reached the memo services,
-    // which shared the commands (two processes on one SQLite file).
-    expect(sum(counter(metrics, 'memo', 'memex_commands_total', { command: 'record-summary', outcome: 'ok' }))).toBe(200);
+    // Every summary recorded once: exactly one MemoSummarized per memo left the memo services,
+    // which shared the batched record commands (two processes on one SQLite file).
+    expect(sum(counter(metrics, 'memo', 'memex_commands_total', { command: 'record-summary-batch', outcome: 'ok' }))).toBeGreaterThan(0);
+    expect(sum(counter(metrics, 'memo', 'memex_events_published_total', { type: 'MemoSummarized' }))).toBe(200);
     const creates = counter(metrics, 'memo', 'memex_commands_total', { command: 'create', outcome: 'ok' });
     expect(sum(creates)).toBe(200);
     for (const n of creates.values()) expect(n).toBeGreaterThan(0);

@@ -57,7 +57,14 @@ export interface MemoCommands {
   };
   /** The text the extractor read from the memo's file (`blob` is the file's blob name), by reference. */
   'record-extraction': { projectId: string; memoId: string; blob: string; content: ContentRef; format: string; pages: number };
+  /** Several `record-chunks`, each sealed under its own memo's key, applied in one event-store write. */
+  'record-chunks-batch': { items: MemoCommands['record-chunks'][] };
+  /** Several `record-summary`, each sealed under its own memo's key, applied in one event-store write. */
+  'record-summary-batch': { items: MemoCommands['record-summary'][] };
 }
+
+/** One item of a batch command, in the order sent: applied (or not: stale, already done), or refused alone. */
+export type BatchItemResult = { ok: true; applied: boolean } | { ok: false; error: WireError };
 
 interface MemoCommandResults {
   create: { memoId: string };
@@ -67,6 +74,8 @@ interface MemoCommandResults {
   'record-summary': { applied: boolean };
   'record-processing-failure': { applied: boolean };
   'record-extraction': { applied: boolean };
+  'record-chunks-batch': { results: BatchItemResult[] };
+  'record-summary-batch': { results: BatchItemResult[] };
 }
 
 export type MemoCommandPayload<N extends MemoCommandName> = MemoCommands[N];

@@ -124,6 +124,7 @@ export type {
 } from './events';
 
 export type {
+  BatchItemResult,
   ChunkPreview,
   CommandReply,
   MemoCommandPayload,

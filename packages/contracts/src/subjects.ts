@@ -156,7 +156,9 @@ export type MemoCommandName =
   | 'record-chunks'
   | 'record-summary'
   | 'record-processing-failure'
-  | 'record-extraction';
+  | 'record-extraction'
+  | 'record-chunks-batch'
+  | 'record-summary-batch';
 
 export const Buckets = {
   /** sha256(api key) → ApiKeyRecord. */

@@ -1,5 +1,5 @@
 import { Consumers } from '@memex/contracts';
-import { CommandClient, consumeMemoEvents, settleEach, Slots, startService, type Logger, type RunningService } from '@memex/runtime';
+import { CommandClient, consumeMemoEvents, Slots, startService, type Logger, type RunningService } from '@memex/runtime';
 import type { AgentConfig } from './config';
 import { Conversations } from './conversation/conversations';
 import { serveConversations } from './conversation/handlers';
@@ -59,8 +59,9 @@ export async function startAgentService(config: AgentConfig, overrides: AgentOve
       metrics,
       retry,
       keyring,
-      // Each event succeeds or fails alone: a failed summary is retried without redoing the others.
-      handleBatch: (events) => settleEach(events, ({ event, context }) => summaries.handle(event, context.logger), summarizing),
+      // Summaries recorded in one command per batch; each event still succeeds or fails alone, so a
+      // failed summary is retried without redoing the others.
+      handleBatch: (events) => summaries.handleBatch(events.map(({ event, context }) => ({ event, logger: context.logger })), summarizing),
       onDeadLetter: (event, error) => summaries.recordFailure(event, error),
     });
     onStop(() => runner.stop());

@@ -4,6 +4,7 @@ import {
   EncodedJson,
   IndexStateStore,
   consumeMemoEvents,
+  failpoints,
   serveQuery,
   startService,
   type ConsumerRunner,
@@ -89,7 +90,7 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
     };
     const commands = new CommandClient(nc, 30_000);
     onStop(() => commands.close());
-    const processor = new MemoProcessor({ index, models, commands, content, chunking, logger, metrics });
+    const processor = new MemoProcessor({ index, models, commands, content, chunking, logger, metrics, failpoint: failpoints(config.MEMEX_FAILPOINTS) });
     // Declared before the state watch below, whose first callback may come at once.
     const ingests = config.INDEXER_ROLE !== 'search';
     const searches = config.INDEXER_ROLE !== 'ingest';
@@ -150,8 +151,9 @@ export async function startIndexerService(config: IndexerConfig, overrides: { lo
           retry,
           keyring,
           handleBatch: async (events) => {
-            await processor.indexContents(events.map(({ event, context }) => ({ event, logger: context.logger })));
+            const failed = await processor.indexContents(events.map(({ event, context }) => ({ event, logger: context.logger })));
             for (const { event } of events) await processor.retitle(event);
+            return failed.map((error) => (error ? { error } : undefined));
           },
           onDeadLetter: (event, error) => processor.recordFailure(event, error),
         }),

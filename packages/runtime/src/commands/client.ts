@@ -4,6 +4,7 @@ import {
   Headers,
   MemexError,
   Subjects,
+  type BatchItemResult,
   type CommandReply,
   type MemoCommandName,
   type MemoCommandPayload,
@@ -11,6 +12,7 @@ import {
 } from '@memex/contracts';
 import { decodeJson, encodeJson } from '../nats/codec';
 import { natsConnected } from '../nats/connection';
+import { payloadBudget } from '../nats/payload';
 import { fromNatsError } from '../nats/errors';
 import { ReplyInbox } from '../nats/replyInbox';
 import { publishToStream } from '../nats/streamPublish';
@@ -32,6 +34,10 @@ export interface CommandOutcome<R> {
   eventSeq?: number;
 }
 
+/** The batch commands: each carries `items` and answers one result per item. */
+type BatchCommandName = 'record-chunks-batch' | 'record-summary-batch';
+type BatchItem<N extends BatchCommandName> = MemoCommandPayload<N>['items'][number];
+
 /**
  * Sends commands to the memo service over its JetStream work queue and waits for the handler's
  * reply on a per-client inbox. A command carries its deadline: if no handler takes it in time, it is
@@ -50,6 +56,39 @@ export class CommandClient {
   send<N extends MemoCommandName>(name: N, payload: MemoCommandPayload<N>, options: SendOptions = {}): Promise<CommandOutcome<MemoCommandResult<N>>> {
     const subject = Subjects.memoCommand(name);
     return inSpan(`send ${subject}`, () => ({ kind: SpanKind.PRODUCER, attributes: messagingAttributes('send', subject) }), () => this.sendNow(name, subject, payload, options));
+  }
+
+  /**
+   * Sends `items` as few batch commands as fit the NATS payload (one item too large for a share of
+   * it goes alone), concurrently; resolves to one result per item, in order. Throws if any of the
+   * commands failed as a whole.
+   */
+  async sendBatch<N extends BatchCommandName>(name: N, items: readonly BatchItem<N>[], options: Omit<SendOptions, 'commandId'> = {}): Promise<BatchItemResult[]> {
+    if (items.length === 0) return [];
+    // Half the budget: the reply, and headers, stay well inside it too.
+    const budget = payloadBudget(this.nc) / 2;
+    const parts: BatchItem<N>[][] = [];
+    let size = 0;
+    for (const item of items) {
+      const bytes = JSON.stringify(item).length + 1;
+      const last = parts.at(-1);
+      if (last && size + bytes <= budget) {
+        last.push(item);
+        size += bytes;
+      } else {
+        parts.push([item]);
+        size = bytes;
+      }
+    }
+    const replies = await Promise.all(
+      parts.map(async (part) => {
+        const { result } = await this.send(name, { items: part } as MemoCommandPayload<N>, options);
+        const { results } = result as { results: BatchItemResult[] };
+        if (results.length !== part.length) throw new Error(`${name} answered ${results.length} of ${part.length} items`);
+        return results;
+      }),
+    );
+    return replies.flat();
   }
 
   private async sendNow<N extends MemoCommandName>(

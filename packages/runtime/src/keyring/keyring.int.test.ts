@@ -34,6 +34,24 @@ describe('keyring (crypto-shredding)', () => {
     await nats?.stop();
   });
 
+  it('reads a key once for the events of one memo opened together', async () => {
+    const writer = await Keyring.open(nc);
+    const reader = await Keyring.open(other);
+    const [p, m] = ['project-a', randomUUID()];
+    await writer.create(p, m);
+    const boxes = await Promise.all(Array.from({ length: 4 }, (_, i) => writer.sealJson(p, m, { n: i })));
+    let reads = 0;
+    const sub = nc.subscribe(`$JS.API.DIRECT.GET.KV_${Buckets.memoKeys}.>`, { callback: () => void (reads += 1) });
+    await nc.flush();
+    expect(await Promise.all(boxes.map((box) => reader.openJson(p, m, box)))).toEqual([0, 1, 2, 3].map((n) => ({ n })));
+    await other.flush();
+    await nc.flush();
+    sub.unsubscribe();
+    expect(reads).toBe(1);
+    writer.close();
+    reader.close();
+  });
+
   it('seals and opens bytes and JSON; every seal has its own nonce', async () => {
     const ring = await Keyring.open(nc);
     const [p, m] = ['project-a', randomUUID()];

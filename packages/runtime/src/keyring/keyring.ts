@@ -82,6 +82,7 @@ export interface SealOptions {
  */
 export class Keyring {
   private readonly cache = new Map<string, Buffer>();
+  private readonly loading = new Map<string, Promise<Buffer | undefined>>();
   private readonly cacheSize: number;
   private readonly deflate: boolean;
   private watching: { stop(): void } | undefined;
@@ -177,11 +178,22 @@ export class Keyring {
       this.cache.set(id, cached);
       return cached;
     }
-    const value = await this.stored(id);
-    if (!value || value.length !== KEY_BYTES) return undefined;
-    const key = Buffer.from(value);
-    this.remember(id, key);
-    return key;
+    // Events of one memo opened together (a batch) share one read of its key.
+    const loading = this.loading.get(id);
+    if (loading) return loading;
+    const read = (async () => {
+      const value = await this.stored(id);
+      if (!value || value.length !== KEY_BYTES) return undefined;
+      const key = Buffer.from(value);
+      this.remember(id, key);
+      return key;
+    })();
+    this.loading.set(id, read);
+    try {
+      return await read;
+    } finally {
+      this.loading.delete(id);
+    }
   }
 
   /**

@@ -1,5 +1,13 @@
-import { startsContentRevision, type ContentRef, type MemoEventMessage, type SummaryResult } from '@memex/contracts';
-import { SEAL_FOR_TRANSIT, isKeyErased, type CommandClient, type ContentStore, type Logger } from '@memex/runtime';
+import {
+  MemexError,
+  startsContentRevision,
+  type ContentRef,
+  type MemoCommandPayload,
+  type MemoEventMessage,
+  type SummaryResult,
+  type SummarySource,
+} from '@memex/contracts';
+import { SEAL_FOR_TRANSIT, isKeyErased, type BatchResults, type CommandClient, type ContentStore, type Logger, type Slots } from '@memex/runtime';
 import { describeModelError, isModelFailure, isTransient } from '../llm/errors';
 import { extractiveSummary } from '../llm/extractive';
 import { ModelHealth } from '../llm/health';
@@ -63,22 +71,60 @@ export class SummaryProcessor {
   }
 
   async handle(event: MemoEventMessage, logger?: Logger): Promise<void> {
-    if (!startsContentRevision(event)) return;
+    const [outcome] = await this.handleBatch([{ event, ...(logger ? { logger } : {}) }]);
+    if (outcome) throw outcome.error;
+  }
+
+  /**
+   * Summaries and tags of the new content revisions among `events` (at most `slots` model calls at
+   * once), recorded in one `record-summary-batch`. Per event, in order: `undefined` when done (or
+   * nothing to do), `{ error }` when it failed alone (then it alone is retried).
+   */
+  async handleBatch(events: readonly { event: MemoEventMessage; logger?: Logger }[], slots?: Slots): Promise<BatchResults> {
+    const outcomes: ({ error: unknown } | undefined)[] = events.map(() => undefined);
+    const prepared = await Promise.all(
+      events.map(async ({ event, logger }, at) => {
+        try {
+          const item = await (slots ? slots.run(() => this.prepare(event, logger)) : this.prepare(event, logger));
+          return item && { ...item, at, logger };
+        } catch (error) {
+          outcomes[at] = { error };
+          return undefined;
+        }
+      }),
+    );
+    const items = prepared.flatMap((p) => (p ? [p] : []));
+    const requestId = items.map(({ logger }) => (logger?.bindings() as { requestId?: string } | undefined)?.requestId).find(Boolean);
+    const results = await this.commands.sendBatch(
+      'record-summary-batch',
+      items.map(({ item }) => item),
+      requestId ? { requestId } : {},
+    );
+    results.forEach((result, k) => {
+      const { at, source } = items[k]!;
+      if (result.ok) this.health.summarized(source);
+      // The memo was erased meanwhile: nothing left to record.
+      else if (result.error.code !== 'MemoNotFound') outcomes[at] = { error: MemexError.fromWire(result.error) };
+    });
+    return outcomes;
+  }
+
+  /** The sealed `record-summary` of a new content revision, or `undefined` when there is nothing to record. */
+  private async prepare(event: MemoEventMessage, logger?: Logger): Promise<{ item: MemoCommandPayload<'record-summary'>; source: SummarySource } | undefined> {
+    if (!startsContentRevision(event)) return undefined;
     const { memoId, projectId, revision, content: ref } = event.data as { memoId: string; projectId: string; revision: number; content: ContentRef };
-    if (event.memo && event.memo.revision > revision) return;
+    if (event.memo && event.memo.revision > revision) return undefined;
     try {
       const content = await this.content.read(projectId, memoId, ref);
       // Replaced by a newer revision (its blob is gone): the result would be dropped anyway.
-      if (content === undefined) return;
+      if (content === undefined) return undefined;
       const result = await this.summarize(content, logger);
       const tags = generatedTags(result.tags);
-      const requestId = (logger?.bindings() as { requestId?: string } | undefined)?.requestId;
       const sealed = await this.content.keyring.sealJson(projectId, memoId, { ...result, tags } satisfies SummaryResult, SEAL_FOR_TRANSIT);
-      await this.commands.send('record-summary', { projectId, memoId, revision, sealed }, requestId ? { requestId } : {});
-      this.health.summarized(result.source ?? 'model');
+      return { item: { projectId, memoId, revision, sealed }, source: result.source ?? 'model' };
     } catch (error) {
       // The memo was erased meanwhile.
-      if (isKeyErased(error)) return;
+      if (isKeyErased(error)) return undefined;
       throw error;
     }
   }

@@ -1,5 +1,5 @@
-import { packChunks, startsContentRevision, type ContentRef, type MemoEventMessage } from '@memex/contracts';
-import { SEAL_FOR_TRANSIT, isKeyErased, type CommandClient, type ContentStore, type Logger, type Metrics } from '@memex/runtime';
+import { MemexError, packChunks, startsContentRevision, type ContentRef, type MemoEventMessage } from '@memex/contracts';
+import { SEAL_FOR_TRANSIT, isKeyErased, type CommandClient, type ContentStore, type Failpoints, type Logger, type Metrics } from '@memex/runtime';
 import type { ChunkOptions } from '@memex/text';
 import type { SearchIndex } from '../searchIndex/port';
 import type { ModelSet } from '../state/models';
@@ -13,6 +13,7 @@ interface ProcessorDeps {
   chunking: ChunkOptions;
   logger: Logger;
   metrics?: Metrics;
+  failpoint?: Failpoints;
 }
 
 /** A content revision event and the logger of its request. */
@@ -80,25 +81,28 @@ export class MemoProcessor {
   }
 
   /**
-   * The `indexer` consumer: chunks and embeddings of the content revisions among `events`, as many memos at once: one
-   * catalog write, one embedder call per model, one index write per model, then the memo service
-   * is told of each stored revision (the commands concurrently).
+   * The `indexer` consumer: chunks and embeddings of the content revisions among `events`, as many
+   * memos at once: one catalog write, one embedder call per model, one index write per model, then
+   * one `record-chunks-batch` telling the memo service of every stored revision. Resolves to one
+   * entry per event, in order: `undefined` when done, the error when the memo service refused its
+   * chunks (that event alone is retried).
    */
-  async indexContents(events: readonly RevisionEvent[]): Promise<void> {
+  async indexContents(events: readonly RevisionEvent[]): Promise<(Error | undefined)[]> {
     const { index, models, commands } = this.deps;
-    const revisions = events.filter(({ event }) => startsContentRevision(event));
-    if (revisions.length === 0) return;
+    const outcomes: (Error | undefined)[] = events.map(() => undefined);
+    const revisions = events.flatMap(({ event, logger }, at) => (startsContentRevision(event) ? [{ event, logger, at }] : []));
+    if (revisions.length === 0) return outcomes;
     // Keep the catalog at least as new as these events, so the chunks become findable at once.
     await this.applyCatalogs(revisions.map(({ event }) => event));
-    const prepared: (PreparedRevision & { logger: Logger })[] = [];
+    const prepared: (PreparedRevision & { logger: Logger; at: number })[] = [];
     const read = await Promise.all(
-      revisions.map(async ({ event, logger = this.deps.logger }) => {
+      revisions.map(async ({ event, logger = this.deps.logger, at }) => {
         const revision = await prepareRevision(this.deps, event);
-        return revision && { ...revision, logger };
+        return revision && { ...revision, logger, at };
       }),
     );
     for (const r of read) if (r) prepared.push(r);
-    if (prepared.length === 0) return;
+    if (prepared.length === 0) return outcomes;
 
     let storedUnderActive: boolean[] = [];
     const targets = await models.writeTargets();
@@ -118,30 +122,39 @@ export class MemoProcessor {
     }
     const revisionsIndexed = this.deps.metrics?.counter('memex_revisions_indexed_total', 'Memo content revisions chunked and embedded');
     const chunksIndexed = this.deps.metrics?.counter('memex_chunks_indexed_total', 'Chunks embedded and stored');
-    await Promise.all(
-      prepared.map(async ({ memoId, projectId, revision, chunks, logger }, j) => {
+    const recorded = await Promise.all(
+      prepared.map(async ({ memoId, projectId, revision, chunks, logger, at }, j) => {
         const stored = storedUnderActive[j] === true;
         revisionsIndexed?.inc({ stored: String(stored) });
         chunksIndexed?.inc({}, stored ? chunks.length : 0);
         if (!stored) {
           logger.debug({ memoId, revision }, 'chunks dropped: the memo moved on');
-          return;
+          return undefined;
         }
-        const requestId = (logger.bindings() as { requestId?: string }).requestId;
-        let sealed: string;
         try {
-          sealed = await this.deps.content.keyring.sealJson(projectId, memoId, { firstChunk: chunks[0]?.content ?? '' }, SEAL_FOR_TRANSIT);
+          const sealed = await this.deps.content.keyring.sealJson(projectId, memoId, { firstChunk: chunks[0]?.content ?? '' }, SEAL_FOR_TRANSIT);
+          return { at, item: { projectId, memoId, revision, model: targets[0]!.model, chunks: packChunks(chunks), sealed } };
         } catch (error) {
-          if (isKeyErased(error)) return;
+          if (isKeyErased(error)) return undefined;
           throw error;
         }
-        await commands.send(
-          'record-chunks',
-          { projectId, memoId, revision, model: targets[0]!.model, chunks: packChunks(chunks), sealed },
-          requestId ? { requestId } : {},
-        );
       }),
     );
+    const items = recorded.flatMap((r) => (r ? [r] : []));
+    // Tests: a crash with the batch's chunks in the index and none of them recorded.
+    if (items.length > 0) this.deps.failpoint?.('indexer.before-record-chunks');
+    // The request of the first event names the batch's command (each event's own stays in its logs).
+    const requestId = items.map(({ at }) => (events[at]!.logger?.bindings() as { requestId?: string } | undefined)?.requestId).find(Boolean);
+    const results = await commands.sendBatch(
+      'record-chunks-batch',
+      items.map(({ item }) => item),
+      requestId ? { requestId } : {},
+    );
+    results.forEach((result, k) => {
+      // MemoNotFound: the memo was erased meanwhile, nothing left to record.
+      if (!result.ok && result.error.code !== 'MemoNotFound') outcomes[items[k]!.at] = MemexError.fromWire(result.error);
+    });
+    return outcomes;
   }
 
   /**

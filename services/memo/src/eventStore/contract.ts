@@ -93,6 +93,58 @@ export function eventStoreContract(name: string, setup: () => Promise<EventStore
       expect(read.events[1]!.type.slice(1)).toBe(read.events[2]!.type.slice(1));
     });
 
+    it('appends to several streams in one call, each at its own version, in the order given', async () => {
+      const [a, b, c] = [stream(), stream(), stream()];
+      await store.appendToStream(b, [event('B1')], { expectedVersion: 0 });
+      const out = event('A1', { n: 1 }, 'memex.evt.batch');
+      const results = await store.appendToStreams([
+        { streamName: a, events: [out, event('A2')], expectedVersion: 0 },
+        { streamName: b, events: [event('B2')], expectedVersion: 1 },
+        { streamName: c, events: [], expectedVersion: 0 },
+      ]);
+      expect(results.map((r) => (r instanceof VersionConflictError ? 'conflict' : [r.nextVersion, r.events.map((e) => [e.type, e.streamName, e.version])]))).toEqual([
+        [2, [['A1', a, 1], ['A2', a, 2]]],
+        [2, [['B2', b, 2]]],
+        [0, []],
+      ]);
+      expect((await store.readStream(a)).events.map((e) => e.type)).toEqual(['A1', 'A2']);
+      expect((await store.readStream(b)).events.map((e) => e.type)).toEqual(['B1', 'B2']);
+      // An outbox like any append: the event with a subject waits to be published.
+      expect((await store.readUnpublished({ limit: 10_000 })).map((e) => e.id)).toContain(out.id);
+      await store.markPublished([out.id]);
+    });
+
+    it('fails only the append of a batch that lost its version race; the others are written', async () => {
+      const [a, b] = [stream(), stream()];
+      await store.appendToStream(a, [event('A1')], { expectedVersion: 0 });
+      const results = await store.appendToStreams([
+        { streamName: a, events: [event('A2')], expectedVersion: 0 },
+        { streamName: b, events: [event('B1')], expectedVersion: 0 },
+      ]);
+      expect(results[0]).toBeInstanceOf(VersionConflictError);
+      expect((results[0] as VersionConflictError).streamName).toBe(a);
+      expect(results[1]).not.toBeInstanceOf(VersionConflictError);
+      expect((await store.readStream(a)).events.map((e) => e.type)).toEqual(['A1']);
+      expect((await store.readStream(b)).events.map((e) => e.type)).toEqual(['B1']);
+    });
+
+    it('lets exactly one of concurrent batches win each stream they share', async () => {
+      const shared = stream();
+      const own = Array.from({ length: 4 }, () => stream());
+      const results = await Promise.all(
+        own.map((s, i) =>
+          store.appendToStreams([
+            { streamName: shared, events: [event(`S${i}`)], expectedVersion: 0 },
+            { streamName: s, events: [event(`O${i}`)], expectedVersion: 0 },
+          ]),
+        ),
+      );
+      expect(results.filter((r) => !(r[0] instanceof VersionConflictError))).toHaveLength(1);
+      for (const r of results) expect(r[1]).not.toBeInstanceOf(VersionConflictError);
+      expect((await store.readStream(shared)).events).toHaveLength(1);
+      for (const s of own) expect((await store.readStream(s)).events).toHaveLength(1);
+    });
+
     it('keeps streams apart', async () => {
       const a = stream();
       const b = stream();

@@ -1,6 +1,15 @@
-import type { Collection, Db, Filter, MongoClient } from 'mongodb';
+import { MongoBulkWriteError, type Collection, type Db, type Filter, type MongoClient } from 'mongodb';
 import { connectMongo, isDuplicateKeyError } from '@memex/runtime';
-import { VersionConflictError, type AppendResult, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent } from './port';
+import {
+  VersionConflictError,
+  type AppendResult,
+  type EventStore,
+  type NewEvent,
+  type ReadStreamResult,
+  type StoredEvent,
+  type StreamAppend,
+  type StreamAppendResult,
+} from './port';
 
 /** An append carried an event id the store already holds; ids are unique across all streams. */
 class DuplicateEventIdError extends Error {
@@ -60,6 +69,26 @@ function duplicateKeyIndex(error: unknown): string | undefined {
     if ('stream' in pattern && 'version' in pattern) return STREAM_VERSION_INDEX;
   }
   return /index: (\S+)/.exec(error.message)?.[1] ?? 'unknown';
+}
+
+/** The commit document of one append whose first event gets `position`. */
+function commitDoc(streamName: string, events: readonly NewEvent[], expectedVersion: number, position: number, tombstone: boolean): CommitDoc {
+  const published = events.filter((e) => e.meta.subject);
+  return {
+    stream: streamName,
+    version: expectedVersion + 1,
+    lastVersion: expectedVersion + events.length,
+    position,
+    events: events.map((e) => ({
+      id: e.id,
+      type: e.type,
+      data: JSON.stringify(e.data ?? null),
+      meta: JSON.stringify(e.meta),
+      occurredAt: e.occurredAt,
+    })),
+    ...(published.length > 0 ? { unpublished: published.map((e) => e.id), unpublishedSince: published.map((e) => e.occurredAt).sort()[0] } : {}),
+    ...(tombstone ? { tombstone: true as const } : {}),
+  };
 }
 
 function storedEvents(commit: CommitDoc): StoredEvent[] {
@@ -188,26 +217,7 @@ export class MongoEventStore implements EventStore {
     if ((head?.lastVersion ?? 0) !== expectedVersion) throw new VersionConflictError(streamName, expectedVersion);
     if (events.length === 0) return { nextVersion: expectedVersion, events: [] };
 
-    const position = await this.allocatePositions(events.length);
-    const version = expectedVersion + 1;
-    const published = events.filter((e) => e.meta.subject);
-    const doc: CommitDoc = {
-      stream: streamName,
-      version,
-      lastVersion: expectedVersion + events.length,
-      position,
-      events: events.map((e) => ({
-        id: e.id,
-        type: e.type,
-        data: JSON.stringify(e.data ?? null),
-        meta: JSON.stringify(e.meta),
-        occurredAt: e.occurredAt,
-      })),
-      ...(published.length > 0
-        ? { unpublished: published.map((e) => e.id), unpublishedSince: published.map((e) => e.occurredAt).sort()[0] }
-        : {}),
-      ...(tombstone ? { tombstone: true as const } : {}),
-    };
+    const doc = commitDoc(streamName, events, expectedVersion, await this.allocatePositions(events.length), tombstone);
     try {
       // insertOne copies an _id into the object it is given; keep `doc` ours.
       await this.commits.insertOne({ ...doc });
@@ -218,6 +228,48 @@ export class MongoEventStore implements EventStore {
       throw error;
     }
     return { nextVersion: doc.lastVersion, events: storedEvents(doc) };
+  }
+
+  /**
+   * One commit document per append, written by one unordered `insertMany` (positions from one
+   * counter update): each document is atomic alone, and one that loses its version race fails alone.
+   */
+  async appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendResult[]> {
+    await this.indexed;
+    for (const a of appends) if (new Set(a.events.map((e) => e.id)).size !== a.events.length) throw new DuplicateEventIdError(a.streamName);
+    const heads = await Promise.all(
+      appends.map((a) => this.commits.findOne({ stream: a.streamName }, { sort: { version: -1 }, projection: { lastVersion: 1 } })),
+    );
+    const results: StreamAppendResult[] = appends.map((a, i) =>
+      (heads[i]?.lastVersion ?? 0) !== a.expectedVersion ? new VersionConflictError(a.streamName, a.expectedVersion) : { nextVersion: a.expectedVersion, events: [] },
+    );
+    const writing = appends.flatMap((a, i) => (results[i] instanceof VersionConflictError || a.events.length === 0 ? [] : [i]));
+    if (writing.length === 0) return results;
+    let position = await this.allocatePositions(writing.reduce((n, i) => n + appends[i]!.events.length, 0));
+    const docs = writing.map((i) => {
+      const a = appends[i]!;
+      const doc = commitDoc(a.streamName, a.events, a.expectedVersion, position, false);
+      position += a.events.length;
+      return doc;
+    });
+    const failed = new Map<number, unknown>();
+    try {
+      await this.commits.insertMany(docs.map((d) => ({ ...d })), { ordered: false });
+    } catch (error) {
+      if (!(error instanceof MongoBulkWriteError)) throw error;
+      const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+      for (const w of writeErrors) failed.set(w.index, w);
+      if (failed.size === 0) throw error;
+    }
+    docs.forEach((doc, j) => {
+      const i = writing[j]!;
+      const error = failed.get(j) as { code?: number; errmsg?: string } | undefined;
+      if (error === undefined) results[i] = { nextVersion: doc.lastVersion, events: storedEvents(doc) };
+      else if (error.code === 11000 && error.errmsg?.includes(STREAM_VERSION_INDEX)) results[i] = new VersionConflictError(doc.stream, doc.version - 1, { cause: error });
+      else if (error.code === 11000 && error.errmsg?.includes(EVENT_ID_INDEX)) throw new DuplicateEventIdError(doc.stream, { cause: error });
+      else throw new Error(`append to ${doc.stream} failed: ${error.errmsg ?? error.code}`, { cause: error });
+    });
+    return results;
   }
 
   /** Reserves `count` consecutive positions; returns the first. */

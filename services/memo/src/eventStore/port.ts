@@ -41,6 +41,16 @@ export interface AppendResult {
   events: StoredEvent[];
 }
 
+/** One stream's part of `appendToStreams`. */
+export interface StreamAppend {
+  streamName: string;
+  events: readonly NewEvent[];
+  expectedVersion: number;
+}
+
+/** Per append of `appendToStreams`, in order: what it stored, or the conflict that kept it (alone) out. */
+export type StreamAppendResult = AppendResult | VersionConflictError;
+
 /** Someone appended to the stream since the caller read it. Re-read, decide again, retry. */
 export class VersionConflictError extends Error {
   constructor(
@@ -65,6 +75,12 @@ export interface EventStore {
   readEvent(streamName: string, version: number): Promise<StoredEvent | undefined>;
   /** Throws `VersionConflictError` unless the stream's version equals `expectedVersion` (0: new stream). */
   appendToStream(streamName: string, events: readonly NewEvent[], options: { expectedVersion: number }): Promise<AppendResult>;
+  /**
+   * Several appends to distinct streams in one write: each is atomic and guarded as
+   * `appendToStream`, and a lost race fails that append alone (its `VersionConflictError` in its
+   * slot); any other error fails the call.
+   */
+  appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendResult[]>;
   /**
    * Erasure: atomically replaces every event of the stream with `tombstone` (given the next version),
    * so no earlier event, and none of its data, can be read again. Same version guard as append.

@@ -12,7 +12,7 @@ import { toNewEvents } from '../memo/handlers';
 import { rowData } from '../memo/rows';
 import { memoStream } from '../memo/streams';
 import { attributesAfterEach } from '../memo/view';
-import type { NewEvent, StoredEvent } from './port';
+import { VersionConflictError, type NewEvent, type StoredEvent } from './port';
 import { SealedEventStore } from './sealed';
 import { SqliteEventStore } from './sqlite';
 
@@ -108,6 +108,27 @@ describe('sealed event store: the attribute snapshot', () => {
       { expectedVersion: 2 },
     );
     expect((await store.readLog({ after: 0, limit: 10 })).map((e) => e.type)).toEqual(['MemoDeleted']);
+    await store.close();
+  });
+
+  it('seals each stream of a batch append under its own memo\'s key, rows lean and what goes out whole', async () => {
+    const inner = new SqliteEventStore(join(dir, 'batch.db'));
+    const store = new SealedEventStore(inner, keyring, { attributesAfterEach, rowData });
+    const memos = [await memoEvents(), await memoEvents()];
+    const appended = await store.appendToStreams(memos.map(({ stream, events }) => ({ streamName: stream, events, expectedVersion: 0 })));
+    for (const [i, { projectId, memoId, stream, events }] of memos.entries()) {
+      const out = appended[i]!;
+      if (out instanceof VersionConflictError) throw out;
+      expect(out.events.map((e) => e.streamName)).toEqual([stream, stream]);
+      expect(await Promise.all(out.events.map(body))).toEqual(events.map((e) => ({ data: e.data, memo: e.meta.memo })));
+      const rows = (await inner.readStream(stream)).events;
+      for (const row of rows) expect(row.data).toMatchObject({ projectId, memoId });
+      expect(Object.keys((await body(rows[0]!))!)).toEqual(['data']);
+      // Under this memo's key only: the other memo's key does not open it.
+      const other = memos[1 - i]!;
+      const { sealed } = rows[0]!.data as { sealed: string };
+      await expect(keyring.openJson(other.projectId, other.memoId, sealed)).rejects.toThrow();
+    }
     await store.close();
   });
 

@@ -1,6 +1,6 @@
 import type { MemoAttributes, SealedEventBody } from '@memex/contracts';
 import { SEAL_FOR_TRANSIT, type Keyring } from '@memex/runtime';
-import type { AppendResult, EventStore, NewEvent, ReadStreamResult, StoredEvent } from './port';
+import { VersionConflictError, type AppendResult, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent, type StreamAppend, type StreamAppendResult } from './port';
 
 /** How a sealed event sits in the store: ids in the clear, everything else in `sealed`. */
 interface SealedData {
@@ -132,10 +132,25 @@ export class SealedEventStore implements EventStore {
 
   /** Returns the events as they go out (sealed, with their snapshots), ready for the outbox. */
   async appendToStream(streamName: string, events: readonly NewEvent[], options: { expectedVersion: number }): Promise<AppendResult> {
+    const rows = await this.rows(events);
+    return this.outgoing(events, await this.inner.appendToStream(streamName, rows, options));
+  }
+
+  /** As `appendToStream`, each stream's events sealed under its memo's key. */
+  async appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendResult[]> {
+    const rows = await Promise.all(appends.map(async (a) => ({ ...a, events: await this.rows(a.events) })));
+    const appended = await this.inner.appendToStreams(rows);
+    return Promise.all(appended.map((result, i) => (result instanceof VersionConflictError ? result : this.outgoing(appends[i]!.events, result))));
+  }
+
+  private rows(events: readonly NewEvent[]): Promise<NewEvent[]> {
     const older = this.options.olderRows === true;
-    const rows = await Promise.all(events.map((e) => this.seal(e, { asRow: !older })));
-    const appended = await this.inner.appendToStream(streamName, rows, options);
-    if (older) return appended;
+    return Promise.all(events.map((e) => this.seal(e, { asRow: !older })));
+  }
+
+  /** The stored rows of `events` in the form that goes out (sealed with their snapshots). */
+  private async outgoing(events: readonly NewEvent[], appended: AppendResult): Promise<AppendResult> {
+    if (this.options.olderRows === true) return appended;
     const byId = new Map(events.map((e) => [e.id, e]));
     const out = await Promise.all(
       appended.events.map((row) => {

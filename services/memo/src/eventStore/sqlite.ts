@@ -1,5 +1,14 @@
 import { groupCommit, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
-import { VersionConflictError, type AppendResult, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent } from './port';
+import {
+  VersionConflictError,
+  type AppendResult,
+  type EventStore,
+  type NewEvent,
+  type ReadStreamResult,
+  type StoredEvent,
+  type StreamAppend,
+  type StreamAppendResult,
+} from './port';
 import { bothStreamForms, fromRow, packId, toRow, type EventRow } from './sqliteRows';
 
 const SCHEMA = `
@@ -105,6 +114,18 @@ export class SqliteEventStore implements EventStore {
 
   async appendToStream(streamName: string, events: readonly NewEvent[], { expectedVersion }: { expectedVersion: number }) {
     return this.write(streamName, events, expectedVersion, false);
+  }
+
+  /** Queued in one turn of the event loop, the appends share one transaction (`GroupCommit`), each in its own savepoint. */
+  async appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendResult[]> {
+    return Promise.all(
+      appends.map((a) =>
+        this.write(a.streamName, a.events, a.expectedVersion, false).catch((error: unknown) => {
+          if (error instanceof VersionConflictError) return error;
+          throw error;
+        }),
+      ),
+    );
   }
 
   async eraseStream(streamName: string, tombstone: NewEvent, { expectedVersion }: { expectedVersion: number }) {

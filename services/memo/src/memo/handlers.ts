@@ -1,6 +1,7 @@
 import {
   MemexError,
   Subjects,
+  type BatchItemResult,
   isUuid,
   matchesFilters,
   type Filter,
@@ -58,6 +59,15 @@ interface Executed {
   eventSeq?: number;
   /** False when the command changed nothing (already applied, stale revision, no-op). */
   applied: boolean;
+}
+
+/** One memo's command in a batch (`executeBatch`). */
+interface BatchItem {
+  /** The item's place in the batch command, which names it in its command id. */
+  at: number;
+  projectId: string;
+  memoId: string;
+  command: (now: string) => MemoCommand;
 }
 
 /** Version conflicts retried before giving up: each retry re-reads the stream and decides again. */
@@ -172,6 +182,59 @@ export class MemoCommandService {
       }
     }
     throw new Error(`gave up on ${stream} after ${MAX_ATTEMPTS} version conflicts`);
+  }
+
+  /**
+   * Several memos' commands decided alone and appended in one event-store write
+   * (`appendToStreams`); each item then is projected and published as `execute` does. An item
+   * runs under the command id `<commandId>:<at>`, so a redelivered batch applies each item
+   * once (two items of one memo stay two commands). Per item, in order: what it did, or the
+   * `MemexError` (an erased key: `MemoNotFound`) that refused it alone. Any other error fails the
+   * whole call, which is then retried as a command.
+   */
+  async executeBatch(items: readonly BatchItem[], context: Pick<CommandContext, 'commandId' | 'requestId'>): Promise<(Executed | { error: MemexError })[]> {
+    const results: (Executed | { error: MemexError } | undefined)[] = new Array(items.length);
+    let todo = items.map((_, i) => i);
+    for (let attempt = 1; todo.length > 0; attempt++) {
+      if (attempt > MAX_ATTEMPTS) throw new Error(`gave up on a batch of ${items.length} after ${MAX_ATTEMPTS} version conflicts`);
+      const now = this.deps.clock().toISOString();
+      const plans: { i: number; stream: string; before: MemoState; next: MemoState; version: number; stored: StoredEvent[]; events: NewEvent[] }[] = [];
+      await Promise.all(
+        todo.map(async (i) => {
+          const { projectId, memoId, command, at } = items[i]!;
+          const commandId = `${context.commandId}:${at}`;
+          try {
+            const { state, version, events: stored } = await this.load(projectId, memoId);
+            if (stored.some((e) => e.meta.commandId === commandId)) return void (results[i] = { before: state, state, applied: false });
+            const decided = decide(command(now), state);
+            if (decided.length === 0) return void (results[i] = { before: state, state, applied: false });
+            const subject = Subjects.memoEvents(projectId, memoId);
+            const { events, next } = toNewEvents(decided, state, { commandId, requestId: context.requestId, subject }, now);
+            plans.push({ i, stream: memoStream(projectId, memoId), before: state, next, version, stored, events });
+          } catch (error) {
+            const refused = refusal(error);
+            if (!refused) throw error;
+            results[i] = { error: refused };
+          }
+        }),
+      );
+      plans.sort((a, b) => a.i - b.i);
+      const appended = await this.deps.store.appendToStreams(plans.map((p) => ({ streamName: p.stream, events: p.events, expectedVersion: p.version })));
+      this.deps.failpoint?.('memo.after-batch-append');
+      const conflicted: number[] = [];
+      await Promise.all(
+        plans.map(async (p, j) => {
+          const done = appended[j]!;
+          if (done instanceof VersionConflictError) return void conflicted.push(p.i);
+          await this.projectState(p.next, done.nextVersion, [...p.stored, ...p.events.map((e, k) => ({ version: p.version + 1 + k, data: e.data }))]);
+          const eventSeq = await this.deps.publisher.publish(done.events);
+          results[p.i] = { before: p.before, state: p.next, applied: true, ...(eventSeq !== undefined ? { eventSeq } : {}) };
+        }),
+      );
+      todo = conflicted.sort((a, b) => a - b);
+      if (todo.length > 0) await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
+    }
+    return results as (Executed | { error: MemexError })[];
   }
 
   /** The read model's record of the memo a route addresses, in the caller's project for reference ids, anywhere for UUIDs. */
@@ -304,6 +367,33 @@ export class MemoCommandService {
         return { result: { applied: done.applied }, ...seq(done) };
       },
 
+      'record-chunks-batch': async ({ items }, ctx) => {
+        const opened = await Promise.all(items.map((item) => openItem(() => keyring.openJson<ChunkPreview>(item.projectId, item.memoId, item.sealed))));
+        const done = await this.executeBatch(
+          items.flatMap(({ projectId, memoId, revision, model, chunks }, i) => {
+            const preview = opened[i]!;
+            return preview instanceof MemexError ? [] : [{ at: i, projectId, memoId, command: (now: string): MemoCommand => ({ type: 'RecordChunks', projectId, revision, model, chunks, firstChunk: preview.firstChunk, now }) }];
+          }),
+          ctx,
+        );
+        return batchReply(opened, done);
+      },
+
+      'record-summary-batch': async ({ items }, ctx) => {
+        const opened = await Promise.all(items.map((item) => openItem(() => keyring.openJson<SummaryResult>(item.projectId, item.memoId, item.sealed))));
+        const done = await this.executeBatch(
+          items.flatMap(({ projectId, memoId, revision, replace }, i) => {
+            const result = opened[i]!;
+            if (result instanceof MemexError) return [];
+            const { summary, tags, source, reason } = result;
+            const origin = { ...(source !== undefined ? { source } : {}), ...(reason !== undefined ? { reason } : {}), ...(replace ? { replace } : {}) };
+            return [{ at: i, projectId, memoId, command: (now: string): MemoCommand => ({ type: 'RecordSummary', projectId, revision, summary, tags, ...origin, now, tagsApart: this.deps.compact === false }) }];
+          }),
+          ctx,
+        );
+        return batchReply(opened, done);
+      },
+
       'record-processing-failure': async ({ projectId, memoId, revision, stage, message }, ctx) => {
         const done = await this.execute(
           projectId,
@@ -321,6 +411,40 @@ export class MemoCommandService {
       },
     };
   }
+}
+
+/** What refuses one item of a batch alone (replied with its error, not retried): our errors, and an erased key. */
+function refusal(error: unknown): MemexError | undefined {
+  if (error instanceof MemexError) return error;
+  if (error instanceof KeyErasedError) return new MemexError('MemoNotFound', undefined, { cause: error });
+  return undefined;
+}
+
+/** A batch item's sealed part opened, or the error that refuses it alone. */
+async function openItem<T>(open: () => Promise<T>): Promise<T | MemexError> {
+  try {
+    return await open();
+  } catch (error) {
+    const refused = refusal(error);
+    if (!refused) throw error;
+    return refused;
+  }
+}
+
+/**
+ * A batch command's reply from its items as opened (a `MemexError` for those refused before they
+ * ran) and what `executeBatch` did with the others, in order; `eventSeq` is the highest published.
+ */
+function batchReply(opened: readonly unknown[], done: readonly (Executed | { error: MemexError })[]): { result: { results: BatchItemResult[] }; eventSeq?: number } {
+  let at = 0;
+  let eventSeq: number | undefined;
+  const results = opened.map((item): BatchItemResult => {
+    const outcome = item instanceof MemexError ? { error: item } : done[at++]!;
+    if ('error' in outcome) return { ok: false, error: outcome.error.toWire() };
+    if (outcome.eventSeq !== undefined) eventSeq = Math.max(eventSeq ?? 0, outcome.eventSeq);
+    return { ok: true, applied: outcome.applied };
+  });
+  return { result: { results }, ...(eventSeq !== undefined ? { eventSeq } : {}) };
 }
 
 function onlyOne(events: NewEvent[]): NewEvent {

@@ -170,6 +170,74 @@ describe('memo service over NATS', () => {
     expect((await get(memoId)).summary).toBe('');
   });
 
+  const chunksItem = async (memoId: string, revision: number, firstChunk: string, project = projectId) => ({
+    projectId: project,
+    memoId,
+    revision,
+    model: 'm',
+    chunks: packChunks([{ start: 0, end: firstChunk.length }]),
+    sealed: await ring.sealJson(project, memoId, { firstChunk }),
+  });
+  const summaryItem = async (memoId: string, revision: number, summary: string, tags: string[]) => ({
+    projectId,
+    memoId,
+    revision,
+    sealed: await ring.sealJson(projectId, memoId, { summary, tags, source: 'model' as const }),
+  });
+  const eventTypes = async (memoId: string) => (await service.commands.load(projectId, memoId)).events.map((e) => e.type);
+
+  it('records the chunks of a batch of memos in one command: per item applied, stale or refused, in order', async () => {
+    const [a, b, stale] = await Promise.all([create(), create(), create()]);
+    await update(stale.memoId, { content: 'A second revision.' });
+    const erased = randomUUID();
+    await ring.create(projectId, erased);
+    const erasedItem = await chunksItem(erased, 1, 'gone');
+    await ring.shred(projectId, erased);
+    const items = [await chunksItem(a.memoId, 1, 'Revenue grew.'), await chunksItem(stale.memoId, 1, 'Revenue grew.'), erasedItem, await chunksItem(b.memoId, 1, 'Revenue grew.')];
+    const commandId = randomUUID();
+    const sent = await client.send('record-chunks-batch', { items }, { commandId });
+    expect(sent.result.results).toEqual([
+      { ok: true, applied: true },
+      { ok: true, applied: false },
+      { ok: false, error: expect.objectContaining({ code: 'MemoNotFound' }) },
+      { ok: true, applied: true },
+    ]);
+    expect(sent.eventSeq).toBeGreaterThan(0);
+    for (const id of [a.memoId, b.memoId]) expect((await get(id)).chunk_layout.count).toBe(1);
+    // The same command again (a redelivery) applies nothing twice.
+    const again = await client.send('record-chunks-batch', { items }, { commandId });
+    expect(again.result.results.map((r) => r.ok && r.applied)).toEqual([false, false, false, false]);
+    for (const id of [a.memoId, b.memoId]) expect(await eventTypes(id)).toEqual(['MemoCreated', 'MemoChunked']);
+    expect(await eventTypes(stale.memoId)).toEqual(['MemoCreated', 'MemoContentChanged']);
+  });
+
+  it('records summaries of a batch in one command, two revisions of one memo among them, each once', async () => {
+    const { memoId } = await create();
+    await update(memoId, { content: 'Revenue grew again.' });
+    const other = await create();
+    const sent = await client.send('record-summary-batch', {
+      items: [await summaryItem(memoId, 1, 'Old.', ['old']), await summaryItem(memoId, 2, 'Grew again.', ['growth']), await summaryItem(other.memoId, 1, 'Grew.', ['revenue'])],
+    });
+    expect(sent.result.results).toEqual([
+      { ok: true, applied: false },
+      { ok: true, applied: true },
+      { ok: true, applied: true },
+    ]);
+    expect(await get(memoId)).toMatchObject({ summary: 'Grew again.' });
+    expect((await get(memoId)).tags.map((t) => t.tag)).toEqual(['growth']);
+    expect(await get(other.memoId)).toMatchObject({ summary: 'Grew.' });
+    expect((await eventTypes(memoId)).filter((t) => t === 'MemoSummarized')).toHaveLength(1);
+    // Two items of one memo in one batch are two commands: both apply, one after the other.
+    const { memoId: twice } = await create();
+    await client.send('record-chunks-batch', { items: [await chunksItem(twice, 1, 'Revenue grew.')] });
+    const both = await client.send('record-summary-batch', { items: [await summaryItem(twice, 1, 'First.', []), { ...(await summaryItem(twice, 1, 'Replaced.', [])), replace: true }] });
+    expect(both.result.results).toEqual([
+      { ok: true, applied: true },
+      { ok: true, applied: true },
+    ]);
+    expect(await get(twice)).toMatchObject({ summary: 'Replaced.', pending: false });
+  });
+
   it('keeps every command, event and reply of a 16 MiB memo with ~21k chunks under max_payload', async () => {
     const big = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(Math.floor((16 * 1024 * 1024) / 57));
     const { memoId } = await create({ content: big });
