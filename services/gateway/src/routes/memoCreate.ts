@@ -31,7 +31,7 @@ export function createMemoInput(deps: GatewayDeps, space: readonly Filter[], bod
  * Writes memos as every create does: their keys (pipelined), their contents sealed into the blob
  * store (together; claim-check), then the creates, sealed under each memo's key. A lone memo goes as
  * `create`; more go as `create-batch` commands of as many memos as fit a NATS message, sent at
- * once. One memo's refusal fails no other; a memo not created takes its blob with it. All within
+ * once. One memo's refusal fails no other; a memo refused takes its blob with it. All within
  * one MEMEX_COMMAND_TIMEOUT_MS budget; a failure before the commands (keys, blobs) throws.
  */
 export async function createMemos(deps: GatewayDeps, target: { projectId: string; requestId: string }, memos: readonly NewMemo[]): Promise<Created[]> {
@@ -82,7 +82,12 @@ export async function createMemos(deps: GatewayDeps, target: { projectId: string
       }),
     );
   }
-  await removeBlobs((i) => !outcomes[i]!.ok);
+  // A memo refused takes its blob with it. One whose outcome is unknown (a timeout: the memo service
+  // may have appended it before it died) keeps it, so a retry's answer never points at a removed blob.
+  await removeBlobs((i) => {
+    const outcome = outcomes[i]!;
+    return !outcome.ok && outcome.error instanceof MemexError && outcome.error.status < 500;
+  });
   return outcomes;
 }
 
