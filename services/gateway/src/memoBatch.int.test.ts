@@ -140,6 +140,25 @@ describe('POST /api/v1/memo/batch over HTTPS', () => {
     expect(new Set(trail[0]!.memo_ids)).toEqual(new Set([stamped!.memo_uuid, kept!.memo_uuid]));
   }, 60_000);
 
+  it('answers concurrent single POSTs (sharing commands) each with its own status and text', async () => {
+    const { key: k } = await stack.project('batch-coalesced');
+    const posts = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => api('POST', '/api/v1/memo', k, memo(i, i % 2 === 0 ? { reference_id: 'contested' } : { reference_id: `own-${i}` }))),
+    );
+    const contested = posts.filter((_, i) => i % 2 === 0);
+    expect(contested.filter((r) => r.status === 200)).toHaveLength(1);
+    for (const r of contested.filter((x) => x.status !== 200)) {
+      expect({ status: r.status, body: r.body }).toEqual({ status: 409, body: { error: 'reference_id is already used by another memo in this project' } });
+    }
+    for (const [i, r] of posts.entries()) {
+      if (i % 2 === 0) continue;
+      expect(r.status, r.text).toBe(200);
+      expect(r.headers.location).toBe(`/api/v1/memo/${r.body.memo_uuid}`);
+      expect((await api('GET', `/api/v1/memo/own-${i}?id_type=reference_id`, k)).body.uuid).toBe(r.body.memo_uuid);
+    }
+    expect(await count(k)).toBe(21);
+  }, 60_000);
+
   it('takes 1,000 memos in one request, counting each against the rate limit and the batch against its body limit', async () => {
     const { key: k } = await stack.project('batch-thousand');
     const text = 'The harbour master logs each vessel, its draught and its berth, twice a day at the turn of the tide. '.repeat(15);
