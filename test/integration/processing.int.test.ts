@@ -56,7 +56,8 @@ describe('processing and search through the whole stack', () => {
     const formats = new Map<string, number>();
     const sub = stack.nc.subscribe(Subjects.memoCommandsAll, {
       callback: (_error, msg) => {
-        const { sealed } = msg.json<{ sealed?: string }>();
+        // A create-batch (what single POSTs go as) seals each memo of it on its own.
+        const { sealed = msg.json<{ items?: { sealed: string }[] }>().items?.[0]?.sealed } = msg.json<{ sealed?: string }>();
         if (sealed !== undefined) formats.set(Subjects.memoCommandName(msg.subject), Buffer.from(sealed, 'base64')[0]!);
       },
     });
@@ -64,7 +65,7 @@ describe('processing and search through the whole stack', () => {
     const id = await create({ title: 'Turbine cooling, again', content: `${turbine}\n\n${turbine}` });
     await processed(id);
     sub.unsubscribe();
-    expect(Object.fromEntries(formats)).toEqual({ create: 1, 'record-chunks': 1, 'record-summary': 1 });
+    expect(Object.fromEntries(formats)).toEqual({ 'create-batch': 1, 'record-chunks': 1, 'record-summary': 1 });
   });
 
   it('finds a memo by meaning and by exact terms, closest first, with the spec fields', async () => {
@@ -198,7 +199,7 @@ describe('processing and search through the whole stack', () => {
       });
       expect(res.headers['x-request-id']).toBe(requestId);
       await processed(res.json().memo_uuid);
-      await eventually(() => ['create', 'MemoCreated', 'record-chunks', 'record-summary', 'MemoChunked', 'MemoSummarized'].every((k) => seen.has(k)), 5_000);
+      await eventually(() => ['create-batch', 'MemoCreated', 'record-chunks', 'record-summary', 'MemoChunked', 'MemoSummarized'].every((k) => seen.has(k)), 5_000);
     } finally {
       sub.unsubscribe();
     }
