@@ -57,7 +57,7 @@ describe('processing and search through the whole stack', () => {
     const sub = stack.nc.subscribe(Subjects.memoCommandsAll, {
       callback: (_error, msg) => {
         const { sealed, items } = msg.json<{ sealed?: string; items?: { sealed: string }[] }>();
-        // A batch command seals each item apart, under its own memo's key.
+        // A batch command (single POSTs go as create-batch) seals each item apart, under its own memo's key.
         for (const box of [sealed, ...(items ?? []).map((i) => i.sealed)]) {
           if (box !== undefined) formats.set(Subjects.memoCommandName(msg.subject), Buffer.from(box, 'base64')[0]!);
         }
@@ -67,7 +67,7 @@ describe('processing and search through the whole stack', () => {
     const id = await create({ title: 'Turbine cooling, again', content: `${turbine}\n\n${turbine}` });
     await processed(id);
     sub.unsubscribe();
-    expect(Object.fromEntries(formats)).toEqual({ create: 1, 'record-chunks-batch': 1, 'record-summary-batch': 1 });
+    expect(Object.fromEntries(formats)).toEqual({ 'create-batch': 1, 'record-chunks-batch': 1, 'record-summary-batch': 1 });
   });
 
   it('finds a memo by meaning and by exact terms, closest first, with the spec fields', async () => {
@@ -201,7 +201,7 @@ describe('processing and search through the whole stack', () => {
       });
       expect(res.headers['x-request-id']).toBe(requestId);
       await processed(res.json().memo_uuid);
-      await eventually(() => ['create', 'MemoCreated', 'record-chunks-batch', 'record-summary-batch', 'MemoChunked', 'MemoSummarized'].every((k) => seen.has(k)), 5_000);
+      await eventually(() => ['create-batch', 'MemoCreated', 'record-chunks-batch', 'record-summary-batch', 'MemoChunked', 'MemoSummarized'].every((k) => seen.has(k)), 5_000);
     } finally {
       sub.unsubscribe();
     }

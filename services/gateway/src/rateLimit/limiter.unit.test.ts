@@ -19,6 +19,15 @@ describe('RateLimiter', () => {
     expect(Array.from({ length: 6 }, () => limiter.take('p1').allowed)).toEqual([true, true, true, true, true, false]);
   });
 
+  it('counts a request of cost n as n requests, all or none', () => {
+    const now = 1_000_000 * 60_000;
+    const limiter = new RateLimiter({ limit: 10, windowMs: 60_000, instance: 'a', clock: () => now });
+    expect(limiter.take('p1', 7)).toMatchObject({ allowed: true, remaining: 3 });
+    expect(limiter.take('p1', 4)).toMatchObject({ allowed: false, remaining: 0 });
+    expect(limiter.take('p1', 3)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(limiter.take('p1').allowed).toBe(false);
+  });
+
   it('never lets more than the limit through in any span of one window, even across a window boundary', () => {
     const windowMs = 60_000;
     const limit = 10;

@@ -7,6 +7,8 @@ import {
   type Filter,
   type ChunkPreview,
   type ContentRef,
+  type CreateBatchItem,
+  type CreateBatchOutcome,
   type MemoView,
   type ErasureReason,
   type MemoEvent,
@@ -14,6 +16,7 @@ import {
   type StoredCreateInput,
   type StoredUpdateInput,
   type SummaryResult,
+  type WireError,
 } from '@memex/contracts';
 import {
   activeTraceMeta,
@@ -68,6 +71,9 @@ interface BatchItem {
   projectId: string;
   memoId: string;
   command: (now: string) => MemoCommand;
+  /** The item's own command id (default `<batch command id>:<at>`) and request id. */
+  commandId?: string;
+  requestId?: string;
 }
 
 /** Version conflicts retried before giving up: each retry re-reads the stream and decides again. */
@@ -190,9 +196,13 @@ export class MemoCommandService {
    * runs under the command id `<commandId>:<at>`, so a redelivered batch applies each item
    * once (two items of one memo stay two commands). Per item, in order: what it did, or the
    * `MemexError` (an erased key: `MemoNotFound`) that refused it alone. Any other error fails the
-   * whole call, which is then retried as a command.
+   * whole call, which is then retried as a command. An item may bring its own command and request
+   * ids (`create-batch`: each memo's POST), and the appended events go out pipelined together.
    */
-  async executeBatch(items: readonly BatchItem[], context: Pick<CommandContext, 'commandId' | 'requestId'>): Promise<(Executed | { error: MemexError })[]> {
+  async executeBatch(
+    items: readonly BatchItem[],
+    context: Pick<CommandContext, 'commandId' | 'requestId'> & { failpoint?: string },
+  ): Promise<(Executed | { error: MemexError })[]> {
     const results: (Executed | { error: MemexError } | undefined)[] = new Array(items.length);
     let todo = items.map((_, i) => i);
     for (let attempt = 1; todo.length > 0; attempt++) {
@@ -202,14 +212,15 @@ export class MemoCommandService {
       await Promise.all(
         todo.map(async (i) => {
           const { projectId, memoId, command, at } = items[i]!;
-          const commandId = `${context.commandId}:${at}`;
+          const commandId = items[i]!.commandId ?? `${context.commandId}:${at}`;
+          const requestId = items[i]!.requestId ?? context.requestId;
           try {
             const { state, version, events: stored } = await this.load(projectId, memoId);
             if (stored.some((e) => e.meta.commandId === commandId)) return void (results[i] = { before: state, state, applied: false });
             const decided = decide(command(now), state);
             if (decided.length === 0) return void (results[i] = { before: state, state, applied: false });
             const subject = Subjects.memoEvents(projectId, memoId);
-            const { events, next } = toNewEvents(decided, state, { commandId, requestId: context.requestId, subject }, now);
+            const { events, next } = toNewEvents(decided, state, { commandId, requestId, subject }, now);
             plans.push({ i, stream: memoStream(projectId, memoId), before: state, next, version, stored, events });
           } catch (error) {
             const refused = refusal(error);
@@ -220,21 +231,79 @@ export class MemoCommandService {
       );
       plans.sort((a, b) => a.i - b.i);
       const appended = await this.deps.store.appendToStreams(plans.map((p) => ({ streamName: p.stream, events: p.events, expectedVersion: p.version })));
-      this.deps.failpoint?.('memo.after-batch-append');
+      this.deps.failpoint?.(context.failpoint ?? 'memo.after-batch-append');
       const conflicted: number[] = [];
+      const stored: { p: (typeof plans)[number]; events: StoredEvent[] }[] = [];
       await Promise.all(
         plans.map(async (p, j) => {
           const done = appended[j]!;
           if (done instanceof VersionConflictError) return void conflicted.push(p.i);
           await this.projectState(p.next, done.nextVersion, [...p.stored, ...p.events.map((e, k) => ({ version: p.version + 1 + k, data: e.data }))]);
-          const eventSeq = await this.deps.publisher.publish(done.events);
-          results[p.i] = { before: p.before, state: p.next, applied: true, ...(eventSeq !== undefined ? { eventSeq } : {}) };
+          stored.push({ p, events: done.events });
         }),
       );
+      const eventSeq = await this.deps.publisher.publishMany(stored.flatMap(({ events }) => events));
+      for (const { p } of stored) results[p.i] = { before: p.before, state: p.next, applied: true, ...(eventSeq !== undefined ? { eventSeq } : {}) };
       todo = conflicted.sort((a, b) => a - b);
       if (todo.length > 0) await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
     }
     return results as (Executed | { error: MemexError })[];
+  }
+
+  /**
+   * Creates memos of one project together: each item opened under its own memo's key, its
+   * reference id claimed (of items naming one reference id, the first gets it and the others
+   * `ReferenceIdTaken`), then all decided and appended by `executeBatch` under their own command
+   * ids, so a repeated command is answered as its first run was. Refusals are per item, in order.
+   */
+  async createMany(projectId: string, items: readonly CreateBatchItem[]): Promise<{ results: CreateBatchOutcome[]; eventSeq?: number }> {
+    const { keyring, references } = this.deps;
+    const refused = new Map<number, WireError>();
+    const inputs = await Promise.all(
+      items.map((item, i) =>
+        keyring.openJson<StoredCreateInput>(projectId, item.memoId, item.sealed).catch((error: unknown) => {
+          refused.set(i, wireError(error));
+          return undefined;
+        }),
+      ),
+    );
+    const holder = new Map<string, number>();
+    inputs.forEach((input, i) => {
+      if (!input || input.referenceId === null) return;
+      const first = holder.get(input.referenceId);
+      if (first === undefined) holder.set(input.referenceId, i);
+      else if (items[first]!.memoId !== items[i]!.memoId) refused.set(i, new MemexError('ReferenceIdTaken').toWire());
+    });
+    await Promise.all(
+      [...holder.values()].map((i) =>
+        references.claim(projectId, inputs[i]!.referenceId!, items[i]!.memoId).catch((error: unknown) => {
+          refused.set(i, wireError(error));
+        }),
+      ),
+    );
+    const todo = items.flatMap((item, i) => (inputs[i] && !refused.has(i) ? [{ item, i, input: inputs[i] }] : []));
+    const done = await this.executeBatch(
+      todo.map(({ item, i, input }) => ({
+        at: i,
+        projectId,
+        memoId: item.memoId,
+        commandId: item.commandId,
+        ...(item.requestId ? { requestId: item.requestId } : {}),
+        command: (now: string): MemoCommand => ({ type: 'CreateMemo', memoId: item.memoId, projectId, input, now }),
+      })),
+      { commandId: '', requestId: undefined, failpoint: 'memo.after-append' },
+    );
+    let eventSeq: number | undefined;
+    done.forEach((outcome, k) => {
+      const { i } = todo[k]!;
+      if ('error' in outcome) return void refused.set(i, outcome.error.toWire());
+      if (outcome.eventSeq !== undefined) eventSeq = Math.max(eventSeq ?? 0, outcome.eventSeq);
+    });
+    const results = items.map((item, i): CreateBatchOutcome => {
+      const error = refused.get(i);
+      return error ? { error } : { memoId: item.memoId };
+    });
+    return { results, ...(eventSeq !== undefined ? { eventSeq } : {}) };
   }
 
   /** The read model's record of the memo a route addresses, in the caller's project for reference ids, anywhere for UUIDs. */
@@ -311,10 +380,17 @@ export class MemoCommandService {
     const seq = (e: Executed) => (e.eventSeq !== undefined ? { eventSeq: e.eventSeq } : {});
     return {
       create: async ({ projectId, memoId, sealed }, ctx) => {
-        const input = await keyring.openJson<StoredCreateInput>(projectId, memoId, sealed);
-        if (input.referenceId !== null) await references.claim(projectId, input.referenceId, memoId);
-        const done = await this.execute(projectId, memoId, (now) => ({ type: 'CreateMemo', memoId, projectId, input, now }), ctx);
-        return { result: { memoId }, ...seq(done) };
+        // A batch of one: the same decisions, refusals thrown as `create` always answered them.
+        const item = { memoId, sealed, commandId: ctx.commandId, ...(ctx.requestId ? { requestId: ctx.requestId } : {}) };
+        const { results, eventSeq } = await this.createMany(projectId, [item]);
+        const outcome = results[0]!;
+        if ('error' in outcome) throw MemexError.fromWire(outcome.error);
+        return { result: { memoId }, ...(eventSeq !== undefined ? { eventSeq } : {}) };
+      },
+
+      'create-batch': async ({ projectId, items }) => {
+        const { results, eventSeq } = await this.createMany(projectId, items);
+        return { result: { results }, ...(eventSeq !== undefined ? { eventSeq } : {}) };
       },
 
       update: async ({ projectId, memoId, sealed }, ctx) => {
@@ -445,6 +521,13 @@ function batchReply(opened: readonly unknown[], done: readonly (Executed | { err
     return { ok: true, applied: outcome.applied };
   });
   return { result: { results }, ...(eventSeq !== undefined ? { eventSeq } : {}) };
+}
+
+/** An item's refusal as `create` would have answered it; anything unexpected fails the whole command (retried). */
+function wireError(error: unknown): WireError {
+  const refused = refusal(error);
+  if (!refused) throw error;
+  return refused.toWire();
 }
 
 function onlyOne(events: NewEvent[]): NewEvent {
