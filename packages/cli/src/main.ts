@@ -7,6 +7,7 @@ import { runAccess } from './access';
 import { runAdmin } from './admin';
 import { runApi } from './api';
 import { runEvents, runWebhook } from './events';
+import { runImport } from './import/command';
 import { runMcp } from './mcp';
 import { USAGE } from './options';
 import { runReindex } from './reindex';
@@ -23,6 +24,7 @@ export async function main(argv: string[]): Promise<number> {
     if (group === 'audit' || (group === 'key' && (action === 'create' || action === 'delete'))) return await runAccess(group, group === 'audit' ? '' : action!, group === 'audit' ? [action ?? '', ...rest].filter((a) => a !== '') : rest);
     if (group === 'events') return await runEvents([action ?? '', ...rest].filter((a) => a !== ''));
     if (group === 'webhook') return await runWebhook(action ?? '', rest);
+    if (group === 'import') return await runImport([action ?? '', ...rest].filter((a) => a !== ''));
     if (group === 'reindex') return await runReindex([action ?? '', ...rest].filter((a) => a !== ''));
     return await runAdmin(group, action ?? '', rest);
   } catch (error) {
