@@ -128,15 +128,19 @@ export async function runImport(args: string[]): Promise<number> {
         return settle([{ item: first.item, result: { ok: true, memo_uuid } }]);
       }
       const bodies = unit.items.map((i) => (i as { body: CreateMemoBody }).body);
-      const results = single ? await oneByOne(client, bodies, unit.key) : await client.createMemos(bodies, { idempotencyKey: unit.key, batchSize: MAX_BATCH_MEMOS });
-      settle(unit.items.map((i, n) => ({ item: i.item, result: results[n]! })));
-    } catch (error) {
-      if (error instanceof MemexApiError && error.status === 404 && error.message === ERRORS.NotFound.text && first.kind === 'memo' && !single) {
+      const batched = !single;
+      try {
+        const results = batched ? await client.createMemos(bodies, { idempotencyKey: unit.key, batchSize: MAX_BATCH_MEMOS }) : await oneByOne(client, bodies, unit.key);
+        settle(unit.items.map((i, n) => ({ item: i.item, result: results[n]! })));
+      } catch (error) {
+        if (!(batched && error instanceof MemexApiError && error.status === 404 && error.message === ERRORS.NotFound.text)) throw error;
         // An older server without the batch route: one POST per memo, each under `<key>.<n>`.
-        if (!values.json) console.error('memex: the server has no batch route (POST /api/v1/memo/batch answered 404); importing one memo per request');
+        if (!single) console.error('memex: the server has no batch route (POST /api/v1/memo/batch answered 404); importing one memo per request');
         single = true;
-        return send(unit);
+        const results = await oneByOne(client, bodies, unit.key);
+        settle(unit.items.map((i, n) => ({ item: i.item, result: results[n]! })));
       }
+    } catch (error) {
       if (error instanceof MemexApiError && error.status === 413 && unit.items.length > 1) {
         const half = Math.ceil(unit.items.length / 2);
         await send({ key: `memex-import-${randomUUID()}`, items: unit.items.slice(0, half) });
