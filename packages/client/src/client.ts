@@ -15,7 +15,7 @@ import type {
   ChatResponse,
   CreateMemoBody,
   CreateMemoResponse,
-  CreateMemosResult,
+  CreateMemosItem,
   CreatedWebhook,
   CreateWebhookBody,
   DownloadedFile,
@@ -168,15 +168,15 @@ export class MemexClient {
    * text a single POST would give) never fails its neighbours. A call that fails as a whole throws;
    * every call carries an idempotency key kept across its retries, so a retry creates nothing twice.
    */
-  async createMemos(memos: readonly CreateMemoBody[], options: CreateMemosOptions = {}): Promise<CreateMemosResult[]> {
+  async createMemos(memos: readonly CreateMemoBody[], options: CreateMemosOptions = {}): Promise<CreateMemosItem[]> {
     const size = options.batchSize ?? MAX_BATCH_MEMOS;
     if (!Number.isInteger(size) || size < 1 || size > MAX_BATCH_MEMOS) throw new RangeError(`batchSize must be 1 to ${MAX_BATCH_MEMOS}`);
     const calls = Math.ceil(memos.length / size);
-    const results: CreateMemosResult[] = [];
+    const results: CreateMemosItem[] = [];
     for (let n = 0; n < calls; n++) {
       const key = options.idempotencyKey === undefined ? newKey() : calls === 1 ? options.idempotencyKey : `${options.idempotencyKey}.${n}`;
       const part = memos.slice(n * size, (n + 1) * size);
-      const answer = await this.json<{ results: CreateMemosResult[] }>('createMemos', {
+      const answer = await this.json<{ results: CreateMemosItem[] }>('createMemos', {
         body: { memos: part },
         headers: { 'idempotency-key': key },
         signal: options.signal,

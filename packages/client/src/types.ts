@@ -75,11 +75,11 @@ export interface CreateMemosBody {
 }
 
 /** One item's outcome, in request order: created, or refused with the status and text a single POST would give. */
-export type CreateMemosResult = { ok: true; memo_uuid: string } | { ok: false; status: number; error: string };
+export type CreateMemosItem = { ok: true; memo_uuid: string } | { ok: false; status: number; error: string };
 
 export interface CreateMemosResponse {
   ok: true;
-  results: CreateMemosResult[];
+  results: CreateMemosItem[];
 }
 
 export interface UpdateMemoBody {

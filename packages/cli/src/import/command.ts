@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { MAX_BATCH_MEMOS, MemexApiError, type CreateMemoBody, type CreateMemosResult, type MemexClient } from '@memex/client';
+import { MAX_BATCH_MEMOS, MemexApiError, type CreateMemoBody, type CreateMemosItem, type MemexClient } from '@memex/client';
 import { ERRORS } from '@memex/contracts';
 import { cliClient } from '../client';
 import { USAGE, options } from '../options';
@@ -103,7 +103,7 @@ export async function runImport(args: string[]): Promise<number> {
   let single = false;
   let stopped: unknown;
 
-  const settle = (results: { item: string; result: CreateMemosResult }[]) => {
+  const settle = (results: { item: string; result: CreateMemosItem }[]) => {
     for (const { item, result } of results) {
       if (result.ok) {
         manifest.created(item, result.memo_uuid);
@@ -210,8 +210,8 @@ export async function runImport(args: string[]): Promise<number> {
 }
 
 /** The batch route's results from one POST per memo (servers without it), each under `<key>.<n>`. */
-async function oneByOne(client: MemexClient, bodies: CreateMemoBody[], key: string): Promise<CreateMemosResult[]> {
-  const results: CreateMemosResult[] = [];
+async function oneByOne(client: MemexClient, bodies: CreateMemoBody[], key: string): Promise<CreateMemosItem[]> {
+  const results: CreateMemosItem[] = [];
   for (const [n, body] of bodies.entries()) {
     try {
       results.push(await client.createMemo(body, { idempotencyKey: `${key}.${n}` }));
