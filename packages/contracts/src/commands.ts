@@ -15,6 +15,16 @@ export interface MemoRef {
 export type StoredCreateInput = Omit<CreateMemoInput, 'content'> & { content: ContentRef; /** Set for uploads. */ file?: MemoFile };
 /** An update as the memo service stores it. */
 export type StoredUpdateInput = Omit<UpdateMemoInput, 'content'> & { content?: ContentRef };
+/** One memo of a `create-batch`. */
+export interface CreateBatchItem {
+  memoId: string;
+  /** StoredCreateInput */
+  sealed: string;
+  commandId: string;
+  requestId?: string;
+}
+/** A `create-batch` item's answer: the memo, or the error a `create` of it would have thrown. */
+export type CreateBatchOutcome = { memoId: string } | { error: WireError };
 /** The sealed part of `record-chunks`. */
 export interface ChunkPreview {
   firstChunk: string;
@@ -37,6 +47,12 @@ export interface SummaryResult {
  */
 export interface MemoCommands {
   create: { projectId: string; memoId: string; /** StoredCreateInput */ sealed: string };
+  /**
+   * Creates of one project decided together and appended in one transaction; each item as `create`
+   * would be, under its own memo's key, with its own command id (a repeat of the id answers as the
+   * first run did). Items are answered in order, each on its own (one refused item fails no other).
+   */
+  'create-batch': { projectId: string; items: CreateBatchItem[] };
   update: { projectId: string; memoId: string; /** StoredUpdateInput */ sealed: string };
   delete: { projectId: string; memoId: string; reason?: ErasureReason };
   'record-chunks': { projectId: string; memoId: string; revision: number; model: string; chunks: ChunkLayout; /** ChunkPreview */ sealed: string };
@@ -61,6 +77,7 @@ export interface MemoCommands {
 
 interface MemoCommandResults {
   create: { memoId: string };
+  'create-batch': { results: CreateBatchOutcome[] };
   update: { memoId: string };
   delete: { memoId: string };
   'record-chunks': { applied: boolean };

@@ -17,6 +17,8 @@ export const ERRORS = {
     text: 'Search method is required and must be one of: title_contains, title_startswith, chunk_vector_search',
   },
   LimitTooHigh: { status: 400, text: 'Limit must be less than or equal to 50' },
+  /** POST /api/v1/memo/batch whose body is not `{ memos: [...] }` with 1 to MAX_BATCH_MEMOS memos. */
+  InvalidBatch: { status: 400, text: 'The body must be { "memos": [ ... ] } with 1 to 1000 memos' },
   ProjectIdRequired: { status: 400, text: 'project_id is required with token authentication' },
   MissingApiKey: { status: 401, text: 'API key is required' },
   InvalidApiKey: { status: 403, text: 'Invalid API key' },

@@ -139,6 +139,7 @@ export const SERVICE_NAMES: readonly ServiceName[] = ['gateway', 'memo', 'indexe
 
 export type MemoCommandName =
   | 'create'
+  | 'create-batch'
   | 'update'
   | 'delete'
   | 'record-chunks'

@@ -17,6 +17,11 @@ export const GatewayEnv = Type.Object({
   MEMEX_BODY_LIMIT: Type.Optional(
     Type.Integer({ minimum: 1024, description: 'Largest request body, bytes (default: 2 × MEMEX_MAX_CONTENT_BYTES + 1 MiB, room for JSON escapes)' }),
   ),
+  MEMEX_BATCH_BODY_LIMIT: Type.Integer({
+    minimum: 1024,
+    default: 64 * 1024 * 1024,
+    description: 'Largest POST /api/v1/memo/batch body, bytes (1,000 memos of ~32 KB of JSON each; above: 413)',
+  }),
   MEMEX_UPLOAD_LIMIT: Type.Integer({
     minimum: 1024,
     default: 100 * 1024 * 1024,

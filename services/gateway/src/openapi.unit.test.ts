@@ -13,8 +13,8 @@ describe('OpenAPI document (for generators)', () => {
       }
     }
     expect(new Set(ids).size).toBe(ids.length);
-    expect(ids).toEqual(expect.arrayContaining(['createMemo', 'getMemo', 'updateMemo', 'deleteMemo', 'search', 'chat', 'generate', 'listChats', 'getChat', 'getProject', 'rotateProjectKey']));
-    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['Memo', 'CreateMemoBody', 'SearchBody', 'SearchResultItem', 'ChatBody', 'Citation', 'ErrorResponse', 'ProjectInfo']));
+    expect(ids).toEqual(expect.arrayContaining(['createMemo', 'createMemos', 'getMemo', 'updateMemo', 'deleteMemo', 'search', 'chat', 'generate', 'listChats', 'getChat', 'getProject', 'rotateProjectKey']));
+    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['Memo', 'CreateMemoBody', 'CreateMemosBody', 'CreateMemosResponse', 'SearchBody', 'SearchResultItem', 'ChatBody', 'Citation', 'ErrorResponse', 'ProjectInfo']));
     expect(Object.keys(doc.components.schemas).filter((name) => name.startsWith('def-'))).toEqual([]);
     expect(doc.servers?.[0]?.url).toBe('/');
   });

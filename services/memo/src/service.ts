@@ -84,6 +84,11 @@ export async function startMemoService(config: MemoConfig, overrides: MemoServic
         sweeper.poke();
         return out;
       },
+      'create-batch': async (...args: Parameters<(typeof handlers)['create-batch']>) => {
+        const out = await handlers['create-batch'](...args);
+        sweeper.poke();
+        return out;
+      },
       update: async (...args: Parameters<typeof handlers.update>) => {
         const out = await handlers.update(...args);
         // The input is sealed; a poke is cheap (it re-reads the next expiration date).

@@ -67,6 +67,34 @@ export type CreateMemoBody = Static<typeof CreateMemoBody>;
 export const CreateMemoResponse = Type.Object({ ok: Type.Literal(true), memo_uuid: Uuid }, { $id: 'CreateMemoResponse' });
 export type CreateMemoResponse = Static<typeof CreateMemoResponse>;
 
+/** The most memos one POST /api/v1/memo/batch carries. */
+export const MAX_BATCH_MEMOS = 1000;
+
+export const CreateMemosBody = Type.Object(
+  { memos: Type.Array(CreateMemoBody, { minItems: 1, maxItems: MAX_BATCH_MEMOS, description: 'Each a POST /api/v1/memo body' }) },
+  { $id: 'CreateMemosBody', additionalProperties: false },
+);
+export type CreateMemosBody = Static<typeof CreateMemosBody>;
+
+export const CreateMemosItem = Type.Union(
+  [
+    Type.Object({ ok: Type.Literal(true), memo_uuid: Uuid }),
+    Type.Object({
+      ok: Type.Literal(false),
+      status: Type.Integer({ description: 'The status POST /api/v1/memo would have answered for this memo' }),
+      error: Type.String({ description: 'Its error text' }),
+    }),
+  ],
+  { $id: 'CreateMemosItem' },
+);
+export type CreateMemosItem = Static<typeof CreateMemosItem>;
+
+export const CreateMemosResponse = Type.Object(
+  { ok: Type.Literal(true), results: Type.Array(CreateMemosItem, { description: 'One per memo, in request order' }) },
+  { $id: 'CreateMemosResponse' },
+);
+export type CreateMemosResponse = Static<typeof CreateMemosResponse>;
+
 export const UpdateMemoBody = Type.Object(
   {
     title: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_SHORT_TEXT })),

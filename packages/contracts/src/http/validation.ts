@@ -6,7 +6,7 @@
 import { MemexError } from '../errors';
 import { parseFilters, type Filter } from '../filters';
 import { MAX_SHORT_TEXT } from './common';
-import type { IdType } from './memo';
+import { MAX_BATCH_MEMOS, type IdType } from './memo';
 import { CHAT_PAGE_SIZE_DEFAULT, CHAT_PAGE_SIZE_MAX } from './chat';
 import { parseRagConfig, type RagOptions } from './ragConfig';
 import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SEARCH_METHODS, type SearchMethod } from './search';
@@ -200,6 +200,18 @@ export function parseCreateMemoBody(body: unknown, limits: MemoBodyLimits = {}):
     type: memoType(b.type) ?? DEFAULT_MEMO_TYPE,
     expirationDate: dateTime(b.expiration_date, 'expiration_date', true) ?? null,
   };
+}
+
+/**
+ * The memos of a POST /api/v1/memo/batch body, each still unparsed: every item is parsed and
+ * refused on its own as a POST /api/v1/memo body would be. Anything but `{ memos: [1..1000 items] }`
+ * is `InvalidBatch`.
+ */
+export function parseCreateMemosBody(body: unknown): unknown[] {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new MemexError('InvalidBatch');
+  const { memos, ...rest } = body as Record<string, unknown>;
+  if (Object.keys(rest).length > 0 || !Array.isArray(memos) || memos.length < 1 || memos.length > MAX_BATCH_MEMOS) throw new MemexError('InvalidBatch');
+  return memos;
 }
 
 /** Only the fields present in the request; `null` clears an optional field. */

@@ -169,6 +169,14 @@ export class Keyring {
     }
   }
 
+  /**
+   * Creates the keys of many memos of a project, as `create` does each, their writes pipelined: all
+   * sent at once and their acknowledgements awaited together, not one round trip after another.
+   */
+  async createMany(projectId: string, memoIds: readonly string[]): Promise<void> {
+    await Promise.all(memoIds.map((memoId) => this.create(projectId, memoId)));
+  }
+
   private async load(projectId: string, memoId: string): Promise<Buffer | undefined> {
     const id = kvKey(projectId, memoId);
     const cached = this.cache.get(id);

@@ -47,16 +47,16 @@ export function requestedProject(source: unknown): string | undefined {
 }
 
 /**
- * Authenticates, picks the project and takes one unit of its rate limit, in that order, setting the
- * RateLimit headers. Every API route starts here.
+ * Authenticates, picks the project and takes `cost` units of its rate limit (one per request, one
+ * per memo of a batch), in that order, setting the RateLimit headers. Every API route starts here.
  */
-export function requestContext(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, requested?: string): RequestContext {
+export function requestContext(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, requested?: string, cost = 1): RequestContext {
   const principal = authenticateLimited(deps, request, reply);
   const projectId = projectFor(deps.credentials, principal, requested);
   // The route's scope is checked here, for every API route, before any work.
   const caller = checkAccess(request, principal, projectId);
   if (deps.limiter.enabled) {
-    const decision = deps.limiter.take(projectId);
+    const decision = deps.limiter.take(projectId, cost);
     const resetS = Math.ceil(decision.resetMs / 1000);
     reply.header('RateLimit-Limit', decision.limit);
     reply.header('RateLimit-Remaining', decision.remaining);

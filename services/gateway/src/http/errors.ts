@@ -34,6 +34,21 @@ function lingerAfterTooLarge(request: FastifyRequest, reply: FastifyReply): void
 }
 
 /**
+ * The status and `{ error }` text a failure is answered with: `MemexError` → its own; a NATS failure
+ * (or any failure while NATS is unreachable) → 503/504; anything else → 500 without internals
+ * (`logged` says which, for the caller to log). Also each refused memo of a batch.
+ */
+export function errorAnswer(error: unknown, natsDown: boolean): { status: number; error: string; logged: 'no' | 'error' | 'nats' | 'unexpected' } {
+  if (error instanceof MemexError) return { status: error.status, error: error.message, logged: error.status >= 500 ? 'error' : 'no' };
+  const infrastructure = fromNatsError(error, 'request');
+  if (infrastructure.code !== 'Internal' || natsDown) {
+    const timeout = infrastructure.code === 'Timeout';
+    return { status: timeout ? 504 : 503, error: errorText(timeout ? 'Timeout' : 'ServiceUnavailable'), logged: 'nats' };
+  }
+  return { status: 500, error: errorText('Internal'), logged: 'unexpected' };
+}
+
+/**
  * One error path for the whole API: `MemexError` → its status and text; Fastify's parse errors → 4xx;
  * a NATS failure (or any failure while NATS is unreachable, `natsDown`) → 503/504; anything else is
  * logged and answered 500 without internals.
@@ -50,14 +65,9 @@ export function registerErrorHandling(app: FastifyInstance, natsDown: () => bool
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
       return reply.code(error.statusCode).send({ error: error.message });
     }
-    const infrastructure = fromNatsError(error, 'request');
-    if (infrastructure.code !== 'Internal' || natsDown()) {
-      const status = infrastructure.code === 'Timeout' ? 504 : 503;
-      request.log.error({ err: error }, 'request failed: NATS unavailable');
-      return reply.code(status).send({ error: errorText(status === 504 ? 'Timeout' : 'ServiceUnavailable') });
-    }
-    request.log.error({ err: error }, 'unexpected error');
-    return reply.code(500).send({ error: errorText('Internal') });
+    const answer = errorAnswer(error, natsDown());
+    request.log.error({ err: error }, answer.logged === 'nats' ? 'request failed: NATS unavailable' : 'unexpected error');
+    return reply.code(answer.status).send({ error: answer.error });
   });
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: errorText('NotFound') }));
 }

@@ -88,9 +88,9 @@ export class RateLimiter {
     return sum;
   }
 
-  /** Counts one request for `key` if it is within the limit. */
-  take(key: string): RateLimitDecision {
-    return this.decide(key, true);
+  /** Counts one request for `key` if it is within the limit; `cost` counts it as that many (a batch of memos), all or none. */
+  take(key: string, cost = 1): RateLimitDecision {
+    return this.decide(key, true, cost);
   }
 
   /** Whether one more request for `key` would be within the limit, without counting it. */
@@ -98,7 +98,7 @@ export class RateLimiter {
     return this.decide(key, false);
   }
 
-  private decide(key: string, record: boolean): RateLimitDecision {
+  private decide(key: string, record: boolean, cost = 1): RateLimitDecision {
     const { limit } = this.options;
     const now = this.clock();
     const slice = Math.floor(now / this.sliceMs);
@@ -111,15 +111,15 @@ export class RateLimiter {
     }
     const resetMs = Math.max(1, Math.ceil(((oldest ?? slice) + this.slices + 1) * this.sliceMs - now));
     if (limit <= 0) return { allowed: true, limit, remaining: Number.POSITIVE_INFINITY, resetMs };
-    if (count + 1 > limit) {
+    if (count + cost > limit) {
       return { allowed: false, limit, remaining: 0, resetMs };
     }
     if (!record) return { allowed: true, limit, remaining: Math.max(0, limit - count), resetMs };
-    this.counts(slice, key).local += 1;
+    this.counts(slice, key).local += cost;
     let dirtyKeys = this.dirty.get(slice);
     if (!dirtyKeys) this.dirty.set(slice, (dirtyKeys = new Set()));
     dirtyKeys.add(key);
-    return { allowed: true, limit, remaining: Math.max(0, limit - count - 1), resetMs };
+    return { allowed: true, limit, remaining: Math.max(0, limit - count - cost), resetMs };
   }
 
   /** Joins the other gateway instances' counting. */

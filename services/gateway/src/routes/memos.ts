@@ -2,6 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import {
   CreateMemoBody,
   CreateMemoResponse,
+  CreateMemosBody,
+  CreateMemosResponse,
+  MAX_BATCH_MEMOS,
+  parseCreateMemosBody,
+  type CreateMemosItem,
   ErrorResponse,
   MemexError,
   Memo,
@@ -10,25 +15,25 @@ import {
   OkResponse,
   Subjects,
   UpdateMemoBody,
-  parseCreateMemoBody,
   parseUpdateMemoBody,
   type MemoGetRequest,
   type MemoRef,
   type ContentRef,
   type MemoResolveReply,
   type MemoView,
-  type StoredCreateInput,
   type StoredUpdateInput,
 } from '@memex/contracts';
 import { IdempotencyStore, SEAL_FOR_TRANSIT, natsConnected, query, requestHash, uuidV7 } from '@memex/runtime';
 import { awaitSearchConsistency, requestContext, requestedProject, type GatewayDeps } from '../http/context';
 import { WriteBudget } from '../http/writeBudget';
-import { idempotentMemoId } from '../http/idempotencyKey';
+import { idempotentMemoId, idempotentMemoIds } from '../http/idempotencyKey';
+import { errorAnswer } from '../http/errors';
 import { memoRef } from '../http/memoRef';
 import { uploadMemo } from './memoUpload';
+import { createMemoInput, createMemos, type NewMemo } from './memoCreate';
 import { memoBody } from './memoBody';
 import { noteMemoIds } from '../auth/scopes';
-import { assertStaysInSpace, createInSpace } from '../auth/space';
+import { assertStaysInSpace } from '../auth/space';
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };
 
@@ -90,7 +95,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     async (request, reply) => {
       if (request.isMultipart()) return uploadMemo(deps, request, reply);
       const ctx = requestContext(deps, request, reply, requestedProject(request.query));
-      const input = createInSpace(ctx.space, parseCreateMemoBody(request.body, limits));
+      const input = createMemoInput(deps, ctx.space, request.body);
       const commandId = idempotentMemoId(ctx.projectId, request.headers['idempotency-key']);
       const memoId = commandId ?? uuidV7();
       if (commandId) {
@@ -98,26 +103,69 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         const store = await idempotencyStore();
         if (!(await store.claim(memoId, requestHash({ query: request.query, body: request.body })))) throw new MemexError('IdempotencyKeyReused');
       }
-      // Claim-check: the content goes to the blob store sealed with the memo's (new) key; the command
-      // carries its reference and the other fields, sealed too.
-      const { projectId } = ctx;
-      const budget = new WriteBudget(config.MEMEX_COMMAND_TIMEOUT_MS, () => natsConnected(deps.nc));
-      await budget.retry(() => keyring.create(projectId, memoId));
-      const ref = await budget.retry(() => content.write(projectId, memoId, input.content), (late) => content.remove(late));
-      const stored: StoredCreateInput = { ...input, content: ref };
-      const sealed = await keyring.sealJson(projectId, memoId, stored, SEAL_FOR_TRANSIT);
-      await withBlob(ref, () =>
-        commands.send(
-          'create',
-          { projectId, memoId, sealed },
-          { requestId: ctx.requestId, timeoutMs: budget.left(), ...(commandId ? { commandId } : {}) },
-        ),
-      );
+      const [created] = await createMemos(deps, ctx, [{ memoId, input, ...(commandId ? { commandId } : {}) }]);
+      if (!created!.ok) throw created!.error;
       noteMemoIds(request, [memoId]);
       reply.header('Location', `/api/v1/memo/${memoId}`);
       return { ok: true as const, memo_uuid: memoId };
     },
   );
+
+  app.post(
+    '/api/v1/memo/batch',
+    {
+      bodyLimit: config.MEMEX_BATCH_BODY_LIMIT,
+      config: { access: { scope: 'memos:write', action: 'memo.create' } },
+      schema: {
+        operationId: 'createMemos',
+        summary: 'Create many memos',
+        description:
+          '`{ "memos": [ ... ] }`, 1 to 1000 POST /api/v1/memo bodies. Each memo is validated, created or refused ' +
+          'as its own POST would be; `results` answers each in request order, with the status and error text that ' +
+          'POST would have given. A reference_id named twice goes to its first memo (the others 409). Each memo ' +
+          'costs one unit of the rate limit; the body may be up to MEMEX_BATCH_BODY_LIMIT (64 MiB by default). ' +
+          'With an `Idempotency-Key` header, retrying the same batch creates each memo once, with the same ids.',
+        tags: ['memos'],
+        body: CreateMemosBody,
+        response: { 200: CreateMemosResponse, 413: ErrorResponse, 415: ErrorResponse, 422: ErrorResponse, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const memos = (request.body as { memos?: unknown } | undefined)?.memos;
+      // Each memo is a unit of the rate limit, counted before anything is parsed or written.
+      const cost = Array.isArray(memos) ? Math.min(Math.max(memos.length, 1), MAX_BATCH_MEMOS) : 1;
+      const ctx = requestContext(deps, request, reply, requestedProject(request.query), cost);
+      const bodies = parseCreateMemosBody(request.body);
+      const idempotent = idempotentMemoIds(ctx.projectId, request.headers['idempotency-key'], bodies.length);
+      if (idempotent) {
+        const store = await idempotencyStore();
+        if (!(await store.claim(idempotent.claim, requestHash({ query: request.query, body: request.body })))) throw new MemexError('IdempotencyKeyReused');
+      }
+      const results: CreateMemosItem[] = [];
+      const accepted: { at: number; memo: NewMemo }[] = [];
+      bodies.forEach((body, at) => {
+        try {
+          const memoId = idempotent?.memoIds[at] ?? uuidV7();
+          accepted.push({ at, memo: { memoId, input: createMemoInput(deps, ctx.space, body), ...(idempotent ? { commandId: memoId } : {}) } });
+        } catch (error) {
+          results[at] = refusal(error);
+        }
+      });
+      const created = accepted.length > 0 ? await createMemos(deps, ctx, accepted.map((a) => a.memo)) : [];
+      created.forEach((outcome, k) => {
+        results[accepted[k]!.at] = outcome.ok ? { ok: true, memo_uuid: outcome.memoId } : refusal(outcome.error);
+      });
+      noteMemoIds(request, created.flatMap((c) => (c.ok ? [c.memoId] : [])));
+      return { ok: true as const, results };
+    },
+  );
+
+  /** A refused memo of a batch: what its own POST would have answered. */
+  const refusal = (error: unknown): CreateMemosItem => {
+    const answer = errorAnswer(error, !natsConnected(deps.nc));
+    if (answer.logged !== 'no') deps.logger.error({ err: error }, 'a memo of a batch failed');
+    return { ok: false, status: answer.status, error: answer.error };
+  };
 
   app.get(
     '/api/v1/memo/:memo_id',

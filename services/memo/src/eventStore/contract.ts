@@ -192,6 +192,66 @@ export function eventStoreContract(name: string, setup: () => Promise<EventStore
       await store.markPublished([a2.id, a3.id, tombstone.id]);
     });
 
+    it('appends to many streams at once, each at its own version, in one position order', async () => {
+      const [a, b, c] = [stream(), stream(), stream()];
+      await store.appendToStream(b, [event('B0')], { expectedVersion: 0 });
+      const results = await store.appendMany([
+        { streamName: a, events: [event('A1', { n: 1 }, 'memex.evt.a'), event('A2', { n: 2 })], expectedVersion: 0 },
+        { streamName: b, events: [event('B1', {}, 'memex.evt.b')], expectedVersion: 1 },
+        { streamName: c, events: [event('C1', {}, 'memex.evt.c')], expectedVersion: 0 },
+      ]);
+      expect(results.map((r) => [r.nextVersion, r.events.map((e) => [e.type, e.streamName, e.version])])).toEqual([
+        [2, [['A1', a, 1], ['A2', a, 2]]],
+        [2, [['B1', b, 2]]],
+        [1, [['C1', c, 1]]],
+      ]);
+      const positions = results.flatMap((r) => r.events.map((e) => e.position));
+      expect([...positions].sort((x, y) => x - y)).toEqual(positions);
+      expect(new Set(positions).size).toBe(positions.length);
+      expect((await store.readStream(a)).events.map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }]);
+      expect((await store.readStream(b)).events.map((e) => e.type)).toEqual(['B0', 'B1']);
+      const pending = (await store.readUnpublished({ limit: 10_000 })).filter((e) => [a, b, c].includes(e.streamName));
+      expect(pending.map((e) => e.type)).toEqual(['A1', 'B1', 'C1']);
+      await store.markPublished(pending.map((e) => e.id));
+    });
+
+    it('writes none of a batch when one stream of it is stale (atomic), and takes it whole once decided again', async () => {
+      const [a, b, c] = [stream(), stream(), stream()];
+      await store.appendToStream(b, [event('B0')], { expectedVersion: 0 });
+      const head = await store.headPosition();
+      const batch = (bVersion: number) => [
+        { streamName: a, events: [event('A1')], expectedVersion: 0 },
+        { streamName: b, events: [event('B1')], expectedVersion: bVersion },
+        { streamName: c, events: [event('C1')], expectedVersion: 0 },
+      ];
+      const refused = await store.appendMany(batch(0)).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(VersionConflictError);
+      expect((refused as VersionConflictError).streamName).toBe(b);
+      for (const s of [a, c]) expect(await store.readStream(s)).toEqual({ version: 0, events: [] });
+      expect((await store.readStream(b)).events.map((e) => e.type)).toEqual(['B0']);
+      expect((await store.readLog({ after: head, limit: 100 })).filter((e) => [a, b, c].includes(e.streamName))).toEqual([]);
+      await store.appendMany(batch(1));
+      for (const [s, types] of [[a, ['A1']], [b, ['B0', 'B1']], [c, ['C1']]] as const) {
+        expect((await store.readStream(s)).events.map((e) => e.type)).toEqual(types);
+      }
+    });
+
+    it('lets exactly one of two racing batches over a shared stream win, whole', async () => {
+      const shared = stream();
+      const [x, y] = [stream(), stream()];
+      const results = await Promise.allSettled([
+        store.appendMany([{ streamName: x, events: [event('X')], expectedVersion: 0 }, { streamName: shared, events: [event('S-x')], expectedVersion: 0 }]),
+        store.appendMany([{ streamName: y, events: [event('Y')], expectedVersion: 0 }, { streamName: shared, events: [event('S-y')], expectedVersion: 0 }]),
+      ]);
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(VersionConflictError);
+      const winner = (await store.readStream(shared)).events.map((e) => e.type);
+      expect(winner).toHaveLength(1);
+      const xWon = winner[0] === 'S-x';
+      expect((await store.readStream(x)).version).toBe(xWon ? 1 : 0);
+      expect((await store.readStream(y)).version).toBe(xWon ? 0 : 1);
+    });
+
     it('refuses a second event with an id it already holds', async () => {
       const e = event('A');
       await store.appendToStream(stream(), [e], { expectedVersion: 0 });

@@ -1,6 +1,6 @@
 import type { Collection, Db, Filter, MongoClient } from 'mongodb';
 import { connectMongo, isDuplicateKeyError } from '@memex/runtime';
-import { VersionConflictError, type AppendResult, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent } from './port';
+import { VersionConflictError, type AppendResult, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent, type StreamAppend } from './port';
 
 /** An append carried an event id the store already holds; ids are unique across all streams. */
 class DuplicateEventIdError extends Error {
@@ -75,11 +75,45 @@ function storedEvents(commit: CommitDoc): StoredEvent[] {
   }));
 }
 
+function commitDoc(streamName: string, events: readonly NewEvent[], expectedVersion: number, position: number, tombstone: boolean): CommitDoc {
+  const published = events.filter((e) => e.meta.subject);
+  return {
+    stream: streamName,
+    version: expectedVersion + 1,
+    lastVersion: expectedVersion + events.length,
+    position,
+    events: events.map((e) => ({
+      id: e.id,
+      type: e.type,
+      data: JSON.stringify(e.data ?? null),
+      meta: JSON.stringify(e.meta),
+      occurredAt: e.occurredAt,
+    })),
+    ...(published.length > 0 ? { unpublished: published.map((e) => e.id), unpublishedSince: published.map((e) => e.occurredAt).sort()[0] } : {}),
+    ...(tombstone ? { tombstone: true as const } : {}),
+  };
+}
+
+/** E11000 on a unique index as the store's own errors; anything else as it is. */
+function mappedInsertError(error: unknown, streamName: string, expectedVersion: number): unknown {
+  const index = duplicateKeyIndex(error);
+  if (index === STREAM_VERSION_INDEX) return new VersionConflictError(streamName, expectedVersion, { cause: error });
+  if (index === EVENT_ID_INDEX) return new DuplicateEventIdError(streamName, { cause: error });
+  return error;
+}
+
+/** A standalone server refuses transactions (IllegalOperation, code 20). */
+function transactionsUnsupported(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return e.code === 20 || /Transaction numbers are only allowed|transactions are not supported/i.test(String(e.message));
+}
+
 /**
  * The event store in MongoDB, one document per commit in `event_commits`.
  *
- * No transactions: an append is one insert (no retry loop for transient transaction errors, and it
- * runs on a standalone server as well as a replica set). The version guard is
+ * No transactions for one stream: an append is one insert (no retry loop for transient transaction
+ * errors, and it runs on a standalone server as well as a replica set); `appendMany` is the one
+ * place that takes a transaction. The version guard is
  * a unique index on `(stream, version)`, where `version` is the commit's first event: a writer
  * appends at `expectedVersion + 1` only after reading that the stream's last commit ends at
  * `expectedVersion`. Commits are whole documents, so whatever a writer read was some commit's
@@ -101,6 +135,7 @@ export class MongoEventStore implements EventStore {
   readonly kind = 'mongodb' as const;
   private readonly commits: Collection<CommitDoc>;
   private readonly counters: Collection<CounterDoc>;
+  private readonly client: MongoClient;
   private readonly indexed: Promise<void>;
 
   /** Connects with majority writes and reads; `close()` then closes the client too. */
@@ -121,6 +156,7 @@ export class MongoEventStore implements EventStore {
     db: Db,
     private readonly ownedClient?: MongoClient,
   ) {
+    this.client = db.client;
     this.commits = db.collection<CommitDoc>('event_commits');
     this.counters = db.collection<CounterDoc>('counters');
     this.indexed = this.createIndexes();
@@ -189,35 +225,81 @@ export class MongoEventStore implements EventStore {
     if (events.length === 0) return { nextVersion: expectedVersion, events: [] };
 
     const position = await this.allocatePositions(events.length);
-    const version = expectedVersion + 1;
-    const published = events.filter((e) => e.meta.subject);
-    const doc: CommitDoc = {
-      stream: streamName,
-      version,
-      lastVersion: expectedVersion + events.length,
-      position,
-      events: events.map((e) => ({
-        id: e.id,
-        type: e.type,
-        data: JSON.stringify(e.data ?? null),
-        meta: JSON.stringify(e.meta),
-        occurredAt: e.occurredAt,
-      })),
-      ...(published.length > 0
-        ? { unpublished: published.map((e) => e.id), unpublishedSince: published.map((e) => e.occurredAt).sort()[0] }
-        : {}),
-      ...(tombstone ? { tombstone: true as const } : {}),
-    };
+    const doc = commitDoc(streamName, events, expectedVersion, position, tombstone);
     try {
       // insertOne copies an _id into the object it is given; keep `doc` ours.
       await this.commits.insertOne({ ...doc });
     } catch (error) {
-      const index = duplicateKeyIndex(error);
-      if (index === STREAM_VERSION_INDEX) throw new VersionConflictError(streamName, expectedVersion, { cause: error });
-      if (index === EVENT_ID_INDEX) throw new DuplicateEventIdError(streamName, { cause: error });
-      throw error;
+      throw mappedInsertError(error, streamName, expectedVersion);
     }
     return { nextVersion: doc.lastVersion, events: storedEvents(doc) };
+  }
+
+  /**
+   * One commit document per stream, inserted in one multi-document transaction (MongoDB's atomic
+   * unit across documents; a replica set or sharded cluster, as deployments run). On a standalone
+   * server, which has no transactions, they go in one ordered insert and a failure removes the ones
+   * inserted before it; only a crash in the middle of that insert can leave part of a batch there.
+   */
+  async appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    await this.indexed;
+    if (new Set(appends.map((a) => a.streamName)).size !== appends.length) throw new Error('appendMany takes each stream once');
+    if (appends.length === 0) return [];
+    const ids = appends.flatMap((a) => a.events.map((e) => e.id));
+    if (new Set(ids).size !== ids.length) throw new DuplicateEventIdError(appends[0]!.streamName);
+    const heads = new Map<string, number>();
+    const found = this.commits.aggregate<{ _id: string; last: number }>([
+      { $match: { stream: { $in: appends.map((a) => a.streamName) } } },
+      { $group: { _id: '$stream', last: { $max: '$lastVersion' } } },
+    ]);
+    for await (const head of found) heads.set(head._id, head.last);
+    for (const a of appends) if ((heads.get(a.streamName) ?? 0) !== a.expectedVersion) throw new VersionConflictError(a.streamName, a.expectedVersion);
+
+    let position = ids.length > 0 ? await this.allocatePositions(ids.length) : 0;
+    const docs = new Map<string, CommitDoc>();
+    for (const a of appends) {
+      if (a.events.length === 0) continue;
+      docs.set(a.streamName, commitDoc(a.streamName, a.events, a.expectedVersion, position, false));
+      position += a.events.length;
+    }
+    try {
+      await this.insertTogether([...docs.values()]);
+    } catch (error) {
+      const stream = (error as { keyValue?: { stream?: unknown } }).keyValue?.stream;
+      const a = appends.find((x) => x.streamName === stream) ?? appends[0]!;
+      throw mappedInsertError(error, a.streamName, a.expectedVersion);
+    }
+    return appends.map((a) => {
+      const doc = docs.get(a.streamName);
+      return doc ? { nextVersion: doc.lastVersion, events: storedEvents(doc) } : { nextVersion: a.expectedVersion, events: [] };
+    });
+  }
+
+  private async insertTogether(docs: readonly CommitDoc[]): Promise<void> {
+    if (docs.length === 0) return;
+    // insertMany copies an _id into the objects it is given; keep the docs ours.
+    const copies = () => docs.map((d) => ({ ...d }));
+    if (docs.length === 1) {
+      await this.commits.insertOne(copies()[0]!);
+      return;
+    }
+    const session = this.client.startSession();
+    try {
+      await session.withTransaction(async () => {
+        await this.commits.insertMany(copies(), { session, ordered: true });
+      });
+      return;
+    } catch (error) {
+      if (!transactionsUnsupported(error)) throw error;
+    } finally {
+      await session.endSession();
+    }
+    try {
+      await this.commits.insertMany(copies(), { ordered: true });
+    } catch (error) {
+      await this.commits.deleteMany({ $or: docs.map((d) => ({ stream: d.stream, version: d.version, position: d.position })) }).catch(() => undefined);
+      throw error;
+    }
   }
 
   /** Reserves `count` consecutive positions; returns the first. */

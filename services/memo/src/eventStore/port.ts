@@ -36,6 +36,13 @@ export interface ReadStreamResult {
   events: StoredEvent[];
 }
 
+/** One stream's part of an `appendMany`. */
+export interface StreamAppend {
+  streamName: string;
+  events: readonly NewEvent[];
+  expectedVersion: number;
+}
+
 export interface AppendResult {
   nextVersion: number;
   events: StoredEvent[];
@@ -65,6 +72,12 @@ export interface EventStore {
   readEvent(streamName: string, version: number): Promise<StoredEvent | undefined>;
   /** Throws `VersionConflictError` unless the stream's version equals `expectedVersion` (0: new stream). */
   appendToStream(streamName: string, events: readonly NewEvent[], options: { expectedVersion: number }): Promise<AppendResult>;
+  /**
+   * Appends to several distinct streams in one transaction: every stream's events or none of them.
+   * Each stream has its own version guard; one stale guard fails the whole call with
+   * `VersionConflictError` (naming that stream) and writes nothing. Results are in `appends` order.
+   */
+  appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]>;
   /**
    * Erasure: atomically replaces every event of the stream with `tombstone` (given the next version),
    * so no earlier event, and none of its data, can be read again. Same version guard as append.

@@ -1,6 +1,6 @@
 import type { MemoAttributes, SealedEventBody } from '@memex/contracts';
 import { SEAL_FOR_TRANSIT, type Keyring } from '@memex/runtime';
-import type { AppendResult, EventStore, NewEvent, ReadStreamResult, StoredEvent } from './port';
+import type { AppendResult, EventStore, NewEvent, ReadStreamResult, StoredEvent, StreamAppend } from './port';
 
 /** How a sealed event sits in the store: ids in the clear, everything else in `sealed`. */
 interface SealedData {
@@ -132,18 +132,30 @@ export class SealedEventStore implements EventStore {
 
   /** Returns the events as they go out (sealed, with their snapshots), ready for the outbox. */
   async appendToStream(streamName: string, events: readonly NewEvent[], options: { expectedVersion: number }): Promise<AppendResult> {
+    const [appended] = await this.appendMany([{ streamName, events, expectedVersion: options.expectedVersion }]);
+    return appended!;
+  }
+
+  /** Each memo's events sealed under its own key; returned as they go out, as `appendToStream` does. */
+  async appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
     const older = this.options.olderRows === true;
-    const rows = await Promise.all(events.map((e) => this.seal(e, { asRow: !older })));
-    const appended = await this.inner.appendToStream(streamName, rows, options);
-    if (older) return appended;
-    const byId = new Map(events.map((e) => [e.id, e]));
-    const out = await Promise.all(
-      appended.events.map((row) => {
-        const event = byId.get(row.id);
-        return event && SealedEventStore.sealable(event) ? this.seal({ ...row, data: event.data, meta: event.meta }, { asRow: false }) : row;
-      }),
+    const rows = await Promise.all(
+      appends.map(async (a) => ({ ...a, events: await Promise.all(a.events.map((e) => this.seal(e, { asRow: !older }))) })),
     );
-    return { nextVersion: appended.nextVersion, events: out };
+    const appended = appends.length === 1 ? [await this.inner.appendToStream(rows[0]!.streamName, rows[0]!.events, rows[0]!)] : await this.inner.appendMany(rows);
+    if (older) return appended;
+    const byId = new Map(appends.flatMap((a) => a.events.map((e) => [e.id, e] as const)));
+    return Promise.all(
+      appended.map(async (result) => ({
+        nextVersion: result.nextVersion,
+        events: await Promise.all(
+          result.events.map((row) => {
+            const event = byId.get(row.id);
+            return event && SealedEventStore.sealable(event) ? this.seal({ ...row, data: event.data, meta: event.meta }, { asRow: false }) : row;
+          }),
+        ),
+      })),
+    );
   }
 
   async eraseStream(streamName: string, tombstone: NewEvent, options: { expectedVersion: number }): Promise<AppendResult> {

@@ -1,5 +1,5 @@
 import { groupCommit, openSqlite, type GroupCommit, type SqliteDatabase } from '@memex/runtime';
-import { VersionConflictError, type AppendResult, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent } from './port';
+import { VersionConflictError, type AppendResult, type EventStore, type NewEvent, type ReadStreamResult, type StoredEvent, type StreamAppend } from './port';
 import { bothStreamForms, fromRow, packId, toRow, type EventRow } from './sqliteRows';
 
 const SCHEMA = `
@@ -79,28 +79,38 @@ export class SqliteEventStore implements EventStore {
     return row ? fromRow(row) : undefined;
   }
 
-  private async write(streamName: string, events: readonly NewEvent[], expectedVersion: number, erase: boolean): Promise<AppendResult> {
-    try {
-      return await this.commits.run((): AppendResult => {
-        const current = this.stmts.version.get(...bothStreamForms(streamName))?.v ?? 0;
-        if (current !== expectedVersion) throw new VersionConflictError(streamName, expectedVersion);
-        if (erase) this.stmts.erase.run(...bothStreamForms(streamName));
-        const stored: StoredEvent[] = [];
-        let version = expectedVersion;
-        const compact = this.options.compact !== false;
-        for (const e of events) {
-          version += 1;
-          const info = this.stmts.insert.run(toRow(e, streamName, version, { compact }));
-          stored.push({ ...e, streamName, version, position: Number(info.lastInsertRowid) });
+  /** Writes one stream's events inside the caller's transaction; throws `VersionConflictError` on a stale guard. */
+  private writeNow(streamName: string, events: readonly NewEvent[], expectedVersion: number, erase: boolean): AppendResult {
+    const current = this.stmts.version.get(...bothStreamForms(streamName))?.v ?? 0;
+    if (current !== expectedVersion) throw new VersionConflictError(streamName, expectedVersion);
+    if (erase) this.stmts.erase.run(...bothStreamForms(streamName));
+    const stored: StoredEvent[] = [];
+    let version = expectedVersion;
+    const compact = this.options.compact !== false;
+    for (const e of events) {
+      version += 1;
+      try {
+        const info = this.stmts.insert.run(toRow(e, streamName, version, { compact }));
+        stored.push({ ...e, streamName, version, position: Number(info.lastInsertRowid) });
+      } catch (error) {
+        if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && /stream/.test(String(error))) {
+          throw new VersionConflictError(streamName, expectedVersion, { cause: error });
         }
-        return { nextVersion: version, events: stored };
-      });
-    } catch (error) {
-      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' && /stream/.test(String(error))) {
-        throw new VersionConflictError(streamName, expectedVersion, { cause: error });
+        throw error;
       }
-      throw error;
     }
+    return { nextVersion: version, events: stored };
+  }
+
+  private async write(streamName: string, events: readonly NewEvent[], expectedVersion: number, erase: boolean): Promise<AppendResult> {
+    return this.commits.run(() => this.writeNow(streamName, events, expectedVersion, erase));
+  }
+
+  /** One savepoint of the shared commit: a conflict on any stream rolls back every stream's rows. */
+  async appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    if (new Set(appends.map((a) => a.streamName)).size !== appends.length) throw new Error('appendMany takes each stream once');
+    if (appends.length === 0) return [];
+    return this.commits.run(() => appends.map((a) => this.writeNow(a.streamName, a.events, a.expectedVersion, false)));
   }
 
   async appendToStream(streamName: string, events: readonly NewEvent[], { expectedVersion }: { expectedVersion: number }) {

@@ -6,6 +6,8 @@ import {
   type Filter,
   type ChunkPreview,
   type ContentRef,
+  type CreateBatchItem,
+  type CreateBatchOutcome,
   type MemoView,
   type ErasureReason,
   type MemoEvent,
@@ -13,6 +15,7 @@ import {
   type StoredCreateInput,
   type StoredUpdateInput,
   type SummaryResult,
+  type WireError,
 } from '@memex/contracts';
 import {
   activeTraceMeta,
@@ -25,7 +28,7 @@ import {
   type Keyring,
   type Logger,
 } from '@memex/runtime';
-import { VersionConflictError, type EventStore, type NewEvent, type StoredEvent } from '../eventStore/port';
+import { VersionConflictError, type EventStore, type NewEvent, type StoredEvent, type StreamAppend } from '../eventStore/port';
 import type { OutboxPublisher } from '../outbox/publisher';
 import { filterable, type MemoReadModel, type MemoRecord } from '../readModel/port';
 import { ContentRefCache, type InlineContentRef } from './contentRefs';
@@ -174,6 +177,96 @@ export class MemoCommandService {
     throw new Error(`gave up on ${stream} after ${MAX_ATTEMPTS} version conflicts`);
   }
 
+  /**
+   * Creates memos of one project together: each item opened under its own memo's key and decided as
+   * a `create` of it alone would be (its reference id claimed, a repeat of its command id answered
+   * as the first run was), then every accepted item's events appended in one transaction, the read
+   * model written, and the events published pipelined. Refusals are per item, in item order; of
+   * items naming one reference id, the first gets it and the others `ReferenceIdTaken`.
+   */
+  async createMany(projectId: string, items: readonly CreateBatchItem[]): Promise<{ results: CreateBatchOutcome[]; eventSeq?: number }> {
+    const { keyring, references } = this.deps;
+    const refused = new Map<number, WireError>();
+    const inputs = await Promise.all(
+      items.map((item, i) =>
+        keyring.openJson<StoredCreateInput>(projectId, item.memoId, item.sealed).catch((error: unknown) => {
+          refused.set(i, wireError(error));
+          return undefined;
+        }),
+      ),
+    );
+    const holder = new Map<string, number>();
+    inputs.forEach((input, i) => {
+      if (!input || input.referenceId === null) return;
+      const first = holder.get(input.referenceId);
+      if (first === undefined) holder.set(input.referenceId, i);
+      else if (items[first]!.memoId !== items[i]!.memoId) refused.set(i, new MemexError('ReferenceIdTaken').toWire());
+    });
+    await Promise.all(
+      [...holder.values()].map((i) =>
+        references.claim(projectId, inputs[i]!.referenceId!, items[i]!.memoId).catch((error: unknown) => {
+          refused.set(i, wireError(error));
+        }),
+      ),
+    );
+    const todo = items.flatMap((item, i) => (inputs[i] && !refused.has(i) ? [{ item, i, input: inputs[i] }] : []));
+
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const loaded = await Promise.all(todo.map(({ item }) => this.load(projectId, item.memoId)));
+      const now = this.deps.clock().toISOString();
+      const outcome = new Map<number, CreateBatchOutcome>();
+      const appends: StreamAppend[] = [];
+      const planned: { i: number; memoId: string; next: MemoState; version: number; stored: StoredEvent[]; events: NewEvent[] }[] = [];
+      // An item repeating an earlier item's memo (one command sent twice) shares its answer.
+      const firstOf = new Map<string, { i: number; commandId: string }>();
+      const repeats: [number, number][] = [];
+      todo.forEach(({ item, i, input }, k) => {
+        const { memoId, commandId } = item;
+        const first = firstOf.get(memoId);
+        if (first) {
+          if (first.commandId === commandId) repeats.push([i, first.i]);
+          else outcome.set(i, { error: new MemexError('InvalidRequest', 'A memo with this id already exists').toWire() });
+          return;
+        }
+        firstOf.set(memoId, { i, commandId });
+        const { state, version, events: stored } = loaded[k]!;
+        if (stored.some((e) => e.meta.commandId === commandId)) return outcome.set(i, { memoId });
+        let decided: MemoEvent[];
+        try {
+          decided = decide({ type: 'CreateMemo', memoId, projectId, input, now }, state);
+        } catch (error) {
+          return outcome.set(i, { error: wireError(error) });
+        }
+        const subject = Subjects.memoEvents(projectId, memoId);
+        const { events, next } = toNewEvents(decided, state, { commandId, requestId: item.requestId, subject }, now);
+        appends.push({ streamName: memoStream(projectId, memoId), events, expectedVersion: version });
+        planned.push({ i, memoId, next, version, stored, events });
+      });
+      try {
+        const appended = appends.length > 0 ? await this.deps.store.appendMany(appends) : [];
+        this.deps.failpoint?.('memo.after-append');
+        await Promise.all(
+          planned.map((p, k) => this.projectState(p.next, appended[k]!.nextVersion, [...p.stored, ...p.events.map((e, j) => ({ version: p.version + 1 + j, data: e.data }))])),
+        );
+        const eventSeq = await this.deps.publisher.publishMany(appended.flatMap((a) => a.events));
+        for (const p of planned) outcome.set(p.i, { memoId: p.memoId });
+        for (const [i, first] of repeats) outcome.set(i, outcome.get(first)!);
+        const results = items.map((item, i): CreateBatchOutcome => {
+          const error = refused.get(i);
+          return error ? { error } : (outcome.get(i) ?? { memoId: item.memoId });
+        });
+        return { results, ...(eventSeq !== undefined ? { eventSeq } : {}) };
+      } catch (error) {
+        if (error instanceof VersionConflictError) {
+          await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
+          continue;
+        }
+        throw error;
+      }
+    }
+    throw new Error(`gave up on a batch of ${items.length} creates after ${MAX_ATTEMPTS} version conflicts`);
+  }
+
   /** The read model's record of the memo a route addresses, in the caller's project for reference ids, anywhere for UUIDs. */
   async find(projectId: string, ref: MemoRef, space: readonly Filter[] = []): Promise<MemoRecord> {
     const record =
@@ -248,10 +341,17 @@ export class MemoCommandService {
     const seq = (e: Executed) => (e.eventSeq !== undefined ? { eventSeq: e.eventSeq } : {});
     return {
       create: async ({ projectId, memoId, sealed }, ctx) => {
-        const input = await keyring.openJson<StoredCreateInput>(projectId, memoId, sealed);
-        if (input.referenceId !== null) await references.claim(projectId, input.referenceId, memoId);
-        const done = await this.execute(projectId, memoId, (now) => ({ type: 'CreateMemo', memoId, projectId, input, now }), ctx);
-        return { result: { memoId }, ...seq(done) };
+        // A batch of one: the same decisions, refusals thrown as `create` always answered them.
+        const item = { memoId, sealed, commandId: ctx.commandId, ...(ctx.requestId ? { requestId: ctx.requestId } : {}) };
+        const { results, eventSeq } = await this.createMany(projectId, [item]);
+        const outcome = results[0]!;
+        if ('error' in outcome) throw MemexError.fromWire(outcome.error);
+        return { result: { memoId }, ...(eventSeq !== undefined ? { eventSeq } : {}) };
+      },
+
+      'create-batch': async ({ projectId, items }) => {
+        const { results, eventSeq } = await this.createMany(projectId, items);
+        return { result: { results }, ...(eventSeq !== undefined ? { eventSeq } : {}) };
       },
 
       update: async ({ projectId, memoId, sealed }, ctx) => {
@@ -321,6 +421,13 @@ export class MemoCommandService {
       },
     };
   }
+}
+
+/** An item's refusal as `create` would have answered it; anything unexpected fails the whole command (retried). */
+function wireError(error: unknown): WireError {
+  if (error instanceof MemexError) return error.toWire();
+  if (error instanceof KeyErasedError) return new MemexError('MemoNotFound').toWire();
+  throw error;
 }
 
 function onlyOne(events: NewEvent[]): NewEvent {

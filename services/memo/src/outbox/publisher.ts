@@ -68,12 +68,45 @@ export class OutboxPublisher {
 
   /** Publishes events in order; resolves to the stream sequence of the last one. */
   publish(events: readonly StoredEvent[]): Promise<number | undefined> {
+    return this.chained(events, true);
+  }
+
+  /**
+   * Publishes many memos' events pipelined: each memo's in order behind its earlier ones, all memos
+   * at once (the acknowledgements awaited together), then marked published in one write. Resolves
+   * to the highest stream sequence. An event whose publish failed stays unpublished for the sweep.
+   */
+  async publishMany(events: readonly StoredEvent[]): Promise<number | undefined> {
+    const bySubject = new Map<string, StoredEvent[]>();
+    for (const e of events) {
+      if (!e.meta.subject) continue;
+      const list = bySubject.get(e.meta.subject);
+      if (list) list.push(e);
+      else bySubject.set(e.meta.subject, [e]);
+    }
+    const published: string[] = [];
+    const outcomes = await Promise.allSettled(
+      [...bySubject.values()].map(async (list) => {
+        const seq = await this.chained(list, false);
+        for (const e of list) published.push(e.id);
+        return seq;
+      }),
+    );
+    if (published.length > 0) await this.options.store.markPublished(published);
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) throw failed.reason;
+    const seqs = outcomes.flatMap((o) => (o.status === 'fulfilled' && o.value !== undefined ? [o.value] : []));
+    return seqs.length > 0 ? Math.max(...seqs) : undefined;
+  }
+
+  /** Publishes one memo's events behind any still going out for it; `mark`: mark them published after. */
+  private chained(events: readonly StoredEvent[], mark: boolean): Promise<number | undefined> {
     const publishable = events.filter((e) => e.meta.subject);
     if (publishable.length === 0) return Promise.resolve(undefined);
     // Events of one memo leave this process in version order.
     const subject = publishable[0]!.meta.subject!;
     const previous = this.chains.get(subject) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => this.publishNow(publishable));
+    const next = previous.catch(() => undefined).then(() => this.publishNow(publishable, mark));
     this.chains.set(subject, next);
     void next.finally(() => {
       if (this.chains.get(subject) === next) this.chains.delete(subject);
@@ -81,7 +114,7 @@ export class OutboxPublisher {
     return next;
   }
 
-  private async publishNow(events: readonly StoredEvent[]): Promise<number | undefined> {
+  private async publishNow(events: readonly StoredEvent[], mark: boolean): Promise<number | undefined> {
     const { nc, jsm, store } = this.options;
     let lastSeq: number | undefined;
     for (const event of events) {
@@ -102,7 +135,7 @@ export class OutboxPublisher {
         await this.options.erased?.(projectId, memoId);
       }
     }
-    await store.markPublished(events.map((e) => e.id));
+    if (mark) await store.markPublished(events.map((e) => e.id));
     return lastSeq;
   }
 
