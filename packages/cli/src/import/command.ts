@@ -5,7 +5,7 @@ import { MAX_BATCH_MEMOS, MemexApiError, type CreateMemoBody, type CreateMemosIt
 import { ERRORS } from '@memex/contracts';
 import { cliClient } from '../client';
 import { USAGE, options } from '../options';
-import { Manifest } from './manifest';
+import { Manifest, transient } from './manifest';
 import { Progress, type ProgressFigures } from './progress';
 import { describeItem, folderItems, itemPlace, ndjsonItems, type ImportItem } from './sources';
 
@@ -14,6 +14,9 @@ const DEFAULT_CONCURRENCY = 4;
 /** Memos whose status --wait polls at once, and how often each. */
 const WAIT_CONCURRENCY = 8;
 const WAIT_POLL_MS = 500;
+/** Times a batch with transiently refused memos is sent again, whole and under its key, and the first pause. */
+const TRANSIENT_RETRIES = 3;
+const TRANSIENT_PAUSE_MS = 1_000;
 
 /** What one request sends: memos for the batch route, or one file to upload, under one idempotency key. */
 interface Unit {
@@ -130,7 +133,12 @@ export async function runImport(args: string[]): Promise<number> {
       const bodies = unit.items.map((i) => (i as { body: CreateMemoBody }).body);
       const batched = !single;
       try {
-        const results = batched ? await client.createMemos(bodies, { idempotencyKey: unit.key, batchSize: MAX_BATCH_MEMOS }) : await oneByOne(client, bodies, unit.key);
+        let results = batched ? await client.createMemos(bodies, { idempotencyKey: unit.key, batchSize: MAX_BATCH_MEMOS }) : await oneByOne(client, bodies, unit.key);
+        // Same key, same body: the server answers what it created and tries the rest again.
+        for (let retry = 0; batched && retry < TRANSIENT_RETRIES && results.some((r) => !r.ok && transient(r.status)); retry++) {
+          await new Promise((r) => setTimeout(r, TRANSIENT_PAUSE_MS * 2 ** retry));
+          results = await client.createMemos(bodies, { idempotencyKey: unit.key, batchSize: MAX_BATCH_MEMOS });
+        }
         settle(unit.items.map((i, n) => ({ item: i.item, result: results[n]! })));
       } catch (error) {
         if (!(batched && error instanceof MemexApiError && error.status === 404 && error.message === ERRORS.NotFound.text)) throw error;

@@ -18,11 +18,19 @@ interface BatchLine {
 /** An item's outcome: created (with its memo) or refused (retried by a later --resume). */
 type OutcomeLine = { item: string; memo_uuid: string } | { item: string; status: number; error: string };
 
+/**
+ * A refusal that says nothing about the memo (rate limited, unavailable, timed out): it may have been
+ * created after all, so only the same batch under the same key may ask again.
+ */
+export function transient(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
 export interface ManifestState {
   head: ManifestHead;
   /** Items created, by any run of this import. */
   created: Map<string, string>;
-  /** Batches sent whose outcome was never recorded (the run stopped meanwhile), in sending order. */
+  /** Batches sent with an item whose outcome was never recorded, or was transient, in sending order. */
   unsettled: BatchLine[];
 }
 
@@ -64,8 +72,9 @@ export class Manifest {
       if ('manifest' in line) head = line;
       else if ('batch' in line) batches.push(line);
       else {
-        settled.add(line.item);
         if ('memo_uuid' in line) created.set(line.item, line.memo_uuid);
+        if ('memo_uuid' in line || !transient(line.status)) settled.add(line.item);
+        else settled.delete(line.item);
       }
     }
     if (!head) throw new Error(`${path} is not an import manifest`);

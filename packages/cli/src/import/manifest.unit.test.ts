@@ -26,6 +26,17 @@ describe('the import manifest', () => {
     expect(state.unsettled).toEqual([{ batch: 'k2', items: ['line:3', 'line:4'] }, { batch: 'k3', items: ['line:5'] }]);
   });
 
+  it('given an item refused with a timeout: its batch goes again under its key; a 409 does not', () => {
+    const path = fresh();
+    const m = Manifest.create(path, { run: 'r1', input: '/in.ndjson', project_id: null, started_at: 'now' });
+    m.sending('k1', ['line:1', 'line:2']);
+    m.created('line:1', 'u1');
+    m.refused('line:2', 504, 'The request timed out');
+    m.sending('k2', ['line:3']);
+    m.refused('line:3', 409, 'taken');
+    expect(Manifest.open(path).state.unsettled).toEqual([{ batch: 'k1', items: ['line:1', 'line:2'] }]);
+  });
+
   it('refuses to start over an existing manifest, and to open a file that is not one', () => {
     const path = fresh();
     Manifest.create(path, { run: 'r', input: '/x', project_id: 'p', started_at: 'now' });
