@@ -60,7 +60,7 @@ export async function runImport(args: string[]): Promise<number> {
     json: { type: 'boolean' },
   });
   if (positionals.length !== 1) {
-    console.error(`usage: memex import [--project ID] <file.ndjson | folder> [options]\n\n${USAGE}`);
+    console.error(`memex import takes one NDJSON file or folder\n\n${USAGE}`);
     return 2;
   }
   const batchSize = positiveInt(values.batch_size, 'batch_size', DEFAULT_BATCH_SIZE, MAX_BATCH_MEMOS);
