@@ -1,4 +1,5 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { ERRORS } from '@memex/contracts';
 
 /** The manifest's first line: which run it records, of what input, into which project. */
 interface ManifestHead {
@@ -73,7 +74,9 @@ export class Manifest {
       else if ('batch' in line) batches.push(line);
       else {
         if ('memo_uuid' in line) created.set(line.item, line.memo_uuid);
-        if ('memo_uuid' in line || !transient(line.status)) settled.add(line.item);
+        // A batch whose key the server holds for another body (its lines were edited) keeps that key:
+        // it may have created the memos before, so it is never sent again under a new one.
+        if ('memo_uuid' in line || !(transient(line.status) || line.error === ERRORS.IdempotencyKeyReused.text)) settled.add(line.item);
         else settled.delete(line.item);
       }
     }

@@ -26,7 +26,7 @@ describe('the import manifest', () => {
     expect(state.unsettled).toEqual([{ batch: 'k2', items: ['line:3', 'line:4'] }, { batch: 'k3', items: ['line:5'] }]);
   });
 
-  it('given an item refused with a timeout: its batch goes again under its key; a 409 does not', () => {
+  it('given an item refused with a timeout: its batch goes again under its key, as does one whose key was reused; a 409 does not', () => {
     const path = fresh();
     const m = Manifest.create(path, { run: 'r1', input: '/in.ndjson', project_id: null, started_at: 'now' });
     m.sending('k1', ['line:1', 'line:2']);
@@ -34,7 +34,9 @@ describe('the import manifest', () => {
     m.refused('line:2', 504, 'The request timed out');
     m.sending('k2', ['line:3']);
     m.refused('line:3', 409, 'taken');
-    expect(Manifest.open(path).state.unsettled).toEqual([{ batch: 'k1', items: ['line:1', 'line:2'] }]);
+    m.sending('k3', ['line:4']);
+    m.refused('line:4', 422, 'Idempotency-Key was already used with a different request body');
+    expect(Manifest.open(path).state.unsettled).toEqual([{ batch: 'k1', items: ['line:1', 'line:2'] }, { batch: 'k3', items: ['line:4'] }]);
   });
 
   it('refuses to start over an existing manifest, and to open a file that is not one', () => {
