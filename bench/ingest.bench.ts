@@ -91,8 +91,10 @@ const stack = await startProcessStack({
 /** The event feed's cursor: each phase reads only what came after the one before. */
 let feedCursor: string | undefined;
 try {
-  const call: Call = (method, url, body) =>
-    httpsJson(method, `${stack.base}${url}`, { key: stack.key, agent: stack.agent, ...(body === undefined ? {} : { body }) });
+  const call: Call = <T,>(method: string, url: string, body?: unknown) =>
+    httpsJson<T>(method, `${stack.base}${url}`, { key: stack.key, agent: stack.agent, ...(body === undefined ? {} : { body }) }).catch((error: unknown) => {
+      throw new Error(`${method} ${url}: ${(error as Error).message}`, { cause: error });
+    });
 
   const measured = new Map<'single' | 'bulk', number>();
   let bulkRoute = true;

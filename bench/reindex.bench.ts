@@ -36,8 +36,14 @@ const alone = await embedderAloneMemosPerSecond(texts.slice(0, 5000));
 
 const stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0' });
 try {
-  const call: Call = (method, url, body) =>
-    httpsJson(method, `${stack.base}${url}`, { key: stack.key, agent: stack.agent, ...(body === undefined ? {} : { body }) });
+  const send = <T,>(method: string, url: string, body?: unknown) =>
+    httpsJson<T>(method, `${stack.base}${url}`, { key: stack.key, agent: stack.agent, ...(body === undefined ? {} : { body }) });
+  // A kept-alive socket the gateway closed while the rebuild left it idle: reads are sent again once.
+  const call: Call = <T,>(method: string, url: string, body?: unknown) =>
+    send<T>(method, url, body).catch((error: unknown) => {
+      if ((error as { code?: string }).code === 'ECONNRESET' && (method === 'GET' || url === '/api/v1/search')) return send<T>(method, url, body);
+      throw new Error(`${method} ${url}: ${(error as Error).message}`, { cause: error });
+    });
   const started = performance.now();
   let how = `batches of ${values['batch-size']}`;
   const { ids } = await postBulk(call, texts, Number(values['batch-size']), Number(values.concurrency)).catch(async (error: unknown) => {
