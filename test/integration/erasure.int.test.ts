@@ -222,4 +222,32 @@ describe.each([
     // Nothing of the erased memos came back with the replay.
     expect(findOnDisk(dirs(), [...Object.values(doomed), ...Object.values(expiring)]).size).toBe(0);
   }, 240_000);
+
+  it('erases a memo created in a batch as it erases one created alone, its batch neighbours untouched', async () => {
+    const doomed = markersFor('bdel');
+    const kept = markersFor('bkeep');
+    const body = (m: Markers) => ({
+      title: `Notes ${m.title}`,
+      content: `The harbour log mentions ${m.content} twice. Later the keeper wrote about ${m.content} and the tide.`,
+      metadata: { [m.metaKey]: m.metaValue },
+      tags: [m.tag],
+      reference_id: m.reference,
+      source: m.source,
+    });
+    const res = await inject('POST', '/api/v1/memo/batch', { memos: [body(kept), body(doomed), { title: 'Filler', content: 'A third memo of the same batch.' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    const [keptId, doomedId] = (res.json().results as { memo_uuid: string }[]).map((r) => r.memo_uuid);
+    for (const id of [keptId, doomedId]) await eventually(async () => !((await inject('GET', `/api/v1/memo/${id}`)).json() as Memo).pending, 30_000);
+    expect(findOnDisk(dirs(), [doomed.title, doomed.content]).size).toBe(2);
+
+    const deletedAt = performance.now();
+    expect((await inject('DELETE', `/api/v1/memo/${doomedId}`)).statusCode).toBe(204);
+    await erasedWithin(Object.values(doomed), 'DELETE of a batch memo', deletedAt);
+    expect((await inject('GET', `/api/v1/memo/${doomedId}`)).statusCode).toBe(404);
+    expect((await inject('GET', `/api/v1/memo/${doomed.reference}?id_type=reference_id`)).statusCode).toBe(404);
+    expect(await search(doomed.content)).not.toContain(doomedId);
+    const memo = (await inject('GET', `/api/v1/memo/${keptId}`)).json() as Memo;
+    expect(memo.content).toContain(kept.content);
+    expect(await search(kept.content)).toContain(keptId);
+  }, 120_000);
 });

@@ -22,6 +22,11 @@ export const GatewayEnv = Type.Object({
     default: 64 * 1024 * 1024,
     description: 'Largest POST /api/v1/memo/batch body, bytes (1,000 memos of ~32 KB of JSON each; above: 413)',
   }),
+  MEMEX_CREATE_COALESCE: Type.Integer({
+    minimum: 0,
+    default: 8,
+    description: 'Create commands a gateway has out at once; single POSTs that find them all out share the next one (0: each POST its own command)',
+  }),
   MEMEX_UPLOAD_LIMIT: Type.Integer({
     minimum: 1024,
     default: 100 * 1024 * 1024,

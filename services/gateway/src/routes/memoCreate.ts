@@ -3,6 +3,7 @@ import { MemexError, parseCreateMemoBody, type ContentRef, type CreateBatchItem,
 import { SEAL_FOR_TRANSIT, natsConnected, payloadBudget } from '@memex/runtime';
 import { createInSpace } from '../auth/space';
 import type { GatewayDeps } from '../http/context';
+import type { CreateCoalescer } from '../http/createCoalescer';
 import { WriteBudget } from '../http/writeBudget';
 
 /** A memo to create: its id (fresh, or from an Idempotency-Key) and its parsed body. */
@@ -29,12 +30,17 @@ export function createMemoInput(deps: GatewayDeps, space: readonly Filter[], bod
 
 /**
  * Writes memos as every create does: their keys (pipelined), their contents sealed into the blob
- * store (together; claim-check), then the creates, sealed under each memo's key. A lone memo goes as
- * `create`; more go as `create-batch` commands of as many memos as fit a NATS message, sent at
- * once. One memo's refusal fails no other; a memo not created takes its blob with it. All within
+ * store (together; claim-check), then the creates, sealed under each memo's key. A lone memo goes
+ * through `coalescer` (sharing a `create-batch` with concurrent ones), or without one as `create`;
+ * more go as `create-batch` commands of as many memos as fit a NATS message, sent at once. One memo's refusal fails no other; a memo refused takes its blob with it. All within
  * one MEMEX_COMMAND_TIMEOUT_MS budget; a failure before the commands (keys, blobs) throws.
  */
-export async function createMemos(deps: GatewayDeps, target: { projectId: string; requestId: string }, memos: readonly NewMemo[]): Promise<Created[]> {
+export async function createMemos(
+  deps: GatewayDeps,
+  target: { projectId: string; requestId: string },
+  memos: readonly NewMemo[],
+  coalescer?: CreateCoalescer,
+): Promise<Created[]> {
   const { content, commands, config } = deps;
   const { keyring } = content;
   const { projectId, requestId } = target;
@@ -63,8 +69,13 @@ export async function createMemos(deps: GatewayDeps, target: { projectId: string
   if (items.length === 1) {
     const [item] = items as [CreateBatchItem];
     try {
-      await commands.send('create', { projectId, memoId: item.memoId, sealed: item.sealed }, { requestId, timeoutMs: budget.left(), ...(memos[0]!.commandId ? { commandId: item.commandId } : {}) });
-      outcomes.push({ ok: true, memoId: item.memoId });
+      if (coalescer) {
+        const outcome = await coalescer.create(projectId, item, { requestId, timeoutMs: budget.left() });
+        outcomes.push('error' in outcome ? { ok: false, error: MemexError.fromWire(outcome.error) } : { ok: true, memoId: item.memoId });
+      } else {
+        await commands.send('create', { projectId, memoId: item.memoId, sealed: item.sealed }, { requestId, timeoutMs: budget.left(), ...(memos[0]!.commandId ? { commandId: item.commandId } : {}) });
+        outcomes.push({ ok: true, memoId: item.memoId });
+      }
     } catch (error) {
       outcomes.push({ ok: false, error });
     }
@@ -82,7 +93,12 @@ export async function createMemos(deps: GatewayDeps, target: { projectId: string
       }),
     );
   }
-  await removeBlobs((i) => !outcomes[i]!.ok);
+  // A memo refused takes its blob with it. One whose outcome is unknown (a timeout: the memo service
+  // may have appended it before it died) keeps it, so a retry's answer never points at a removed blob.
+  await removeBlobs((i) => {
+    const outcome = outcomes[i]!;
+    return !outcome.ok && outcome.error instanceof MemexError && outcome.error.status < 500;
+  });
   return outcomes;
 }
 

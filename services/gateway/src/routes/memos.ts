@@ -23,11 +23,12 @@ import {
   type MemoView,
   type StoredUpdateInput,
 } from '@memex/contracts';
-import { IdempotencyStore, SEAL_FOR_TRANSIT, natsConnected, query, requestHash, uuidV7 } from '@memex/runtime';
+import { IdempotencyStore, SEAL_FOR_TRANSIT, natsConnected, payloadBudget, query, requestHash, uuidV7 } from '@memex/runtime';
 import { awaitSearchConsistency, requestContext, requestedProject, type GatewayDeps } from '../http/context';
 import { WriteBudget } from '../http/writeBudget';
 import { idempotentMemoId, idempotentMemoIds } from '../http/idempotencyKey';
 import { errorAnswer } from '../http/errors';
+import { CreateCoalescer } from '../http/createCoalescer';
 import { memoRef } from '../http/memoRef';
 import { uploadMemo } from './memoUpload';
 import { createMemoInput, createMemos, type NewMemo } from './memoCreate';
@@ -43,6 +44,10 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   const commandOptions = (requestId: string) => ({ requestId, timeoutMs: config.MEMEX_COMMAND_TIMEOUT_MS });
   const limits = { maxContentBytes: config.MEMEX_MAX_CONTENT_BYTES };
   const queryOptions = (requestId: string) => ({ requestId, timeoutMs: config.MEMEX_QUERY_TIMEOUT_MS });
+  const coalescer =
+    config.MEMEX_CREATE_COALESCE > 0
+      ? new CreateCoalescer(commands, { maxInFlight: config.MEMEX_CREATE_COALESCE, maxItems: MAX_BATCH_MEMOS, maxBytes: () => payloadBudget(deps.nc) - 8 * 1024 })
+      : undefined;
   let idempotency: Promise<IdempotencyStore> | undefined;
   const idempotencyStore = () => {
     idempotency ??= IdempotencyStore.open(deps.nc, { replicas: config.MEMEX_NATS_REPLICAS, ttlMs: config.MEMEX_IDEMPOTENCY_TTL_MS }).catch((error: unknown) => {
@@ -103,7 +108,7 @@ export function memoRoutes(app: FastifyInstance, deps: GatewayDeps): void {
         const store = await idempotencyStore();
         if (!(await store.claim(memoId, requestHash({ query: request.query, body: request.body })))) throw new MemexError('IdempotencyKeyReused');
       }
-      const [created] = await createMemos(deps, ctx, [{ memoId, input, ...(commandId ? { commandId } : {}) }]);
+      const [created] = await createMemos(deps, ctx, [{ memoId, input, ...(commandId ? { commandId } : {}) }], coalescer);
       if (!created!.ok) throw created!.error;
       noteMemoIds(request, [memoId]);
       reply.header('Location', `/api/v1/memo/${memoId}`);
