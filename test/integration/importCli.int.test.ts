@@ -182,3 +182,36 @@ describe('memex import, over HTTPS', { timeout: 300_000 }, () => {
     expect(hits.body.results[0]?.memo_title).toBe('survey.pdf');
   });
 });
+
+describe('memex import under the project rate limit', { timeout: 300_000 }, () => {
+  let stack: Stack;
+  let https: { url: string; ca: string; close(): Promise<void> };
+
+  beforeAll(async () => {
+    stack = await startStack({ env: { MEMEX_RATE_LIMIT: '20', MEMEX_RATE_LIMIT_WINDOW_MS: '1000' } });
+    https = await listenHttps(stack.app, stack.dataDir);
+  }, 120_000);
+  afterAll(async () => {
+    await https?.close();
+    await stack?.stop();
+  });
+
+  it('waits out 429s as Retry-After says and creates every memo once', async () => {
+    const { key } = await stack.project('import-limited');
+    const dir = mkdtempSync(join(tmpdir(), 'memex-import-limit-'));
+    const file = join(dir, 'limited.ndjson');
+    writeFileSync(file, Array.from({ length: 80 }, (_, i) => JSON.stringify({ title: `Limited ${i}`, content: `Rate limited note ${i}.`, reference_id: `limited-${i}` })).join('\n'));
+    const run = await runTs('packages/cli/src/main.ts', ['import', file, '--json', '--batch_size', '10', '--concurrency', '4'], { MEMEX_URL: https.url, MEMEX_DATA_DIR: stack.dataDir, MEMEX_API_KEY: key });
+    expect(run.code, run.stderr).toBe(0);
+    const summary = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Summary;
+    expect(summary).toMatchObject({ total: 80, created: 80, refused: [] });
+    // 80 memos at 20 a second: at least three windows went by.
+    expect((summary as unknown as { seconds: number }).seconds).toBeGreaterThanOrEqual(3);
+    // (the list is one more request: it may wait for the next window too)
+    const listed = await eventually(async () => {
+      const res = await httpsJson<{ count: number }>('GET', `${https.url}/api/v1/memo?page_size=1`, { ca: https.ca, key });
+      return res.status === 200 ? res : undefined;
+    }, 10_000, 250);
+    expect(listed.body.count).toBe(80);
+  });
+});

@@ -17,6 +17,8 @@ const WAIT_POLL_MS = 500;
 /** Times a batch with transiently refused memos is sent again, whole and under its key, and the first pause. */
 const TRANSIENT_RETRIES = 3;
 const TRANSIENT_PAUSE_MS = 1_000;
+/** Retries of one request answered 429 or 503 (each after Retry-After, at most 60 s). */
+const RATE_LIMIT_RETRIES = 20;
 
 /** What one request sends: memos for the batch route, or one file to upload, under one idempotency key. */
 interface Unit {
@@ -69,7 +71,8 @@ export async function runImport(args: string[]): Promise<number> {
   const folder = statSync(input, { throwIfNoEntry: false });
   if (!folder) throw new Error(`cannot read ${positionals[0]}: no such file or folder`);
   const manifestPath = resolve(values.manifest ?? `${input.replace(/\/+$/, '')}.memex-import`);
-  const client = values.project ? cliClient(values).with({ projectId: values.project }) : cliClient(values);
+  // A bulk import meets the project's rate limit by design: it waits out Retry-After rather than stop.
+  const client = cliClient(values).with({ ...(values.project ? { projectId: values.project } : {}), maxRetries: RATE_LIMIT_RETRIES, maxRetryDelayMs: 60_000 });
 
   let manifest: Manifest;
   if (Manifest.exists(manifestPath)) {
