@@ -1,16 +1,23 @@
 /**
- * Ingestion: memos/s and chunks/s from POST to `pending: false` through the whole stack (as
- * `pnpm start` runs it: separate processes, HTTPS), beside the embedder's raw sentences/s measured
- * in the same run, and the NATS messages each service sent and got per memo (nats-server's
- * monitoring, which the stack under test turns on with MEMEX_NATS_MONITOR_PORT; the bench's own GETs
- * that wait for `pending: false` are among them).
+ * Ingestion through the whole stack (as `pnpm start` runs it: separate processes, HTTPS), bulk and
+ * single POST side by side in one run on the same memos: memos/s POSTed and processed (from the
+ * first POST to every memo `pending: false`, learnt from the event feed, then read back), CPU per
+ * memo per process, NATS messages per memo (nats-server's monitoring, which the stack under test
+ * turns on with MEMEX_NATS_MONITOR_PORT; the bench's own feed reads are among them), and the ratio
+ * to the embedder alone on the same chunks. Bulk is `POST /api/v1/memo/batch` in batches of
+ * `--batch-size`, `--bulk-concurrency` batches at once; single is one POST per memo at
+ * `--concurrency`. A tree without the batch route (404) gets its single rows and a line saying so.
+ *
+ * Then searches at `--search-concurrency` clients without pause, for 3 s alone and during a bulk
+ * import of `--search-memos` memos (0 skips it): p50/p99 of each.
  *
  * Then one large memo (`--large-chars`, 2,000,000: ~2,000 chunks; 0 skips it) is POSTed while two
- * clients search without pause, as they did for a few seconds before: how long it takes to
- * `pending: false`, the searches' latency before and during, and the indexer's and the gateway's
- * event loops during (what a search waits for behind one large document: issue 13's item 4).
+ * clients search without pause: how long it takes to `pending: false`, the searches' latency before
+ * and during, and the indexer's and the gateway's event loops during (issue 13's item 4).
  *
- *   tsx bench/ingest.bench.ts [--memos 2000] [--chars 1500] [--concurrency 32] [--large-chars 2000000] [--profile <dir>]
+ *   tsx bench/ingest.bench.ts [--mode both|bulk|single] [--memos 2000] [--chars 1500] [--concurrency 32]
+ *     [--batch-size 256] [--bulk-concurrency 4] [--search-memos 2000] [--search-concurrency 8]
+ *     [--large-chars 2000000] [--profile <dir>]
  *
  * `--profile <dir>` writes a V8 CPU profile of each service process there when the stack stops
  * (open in Chrome DevTools, or summarize with `tsx bench/support/profile.ts <dir>`).
@@ -28,22 +35,34 @@ import { describeEventLoop, readEventLoop } from './support/eventLoop';
 import { httpsJson } from '../test/support/https';
 import { cpuBetween, cpuSnapshot } from './support/processCpu';
 import { embedderAloneMemosPerSecond } from './support/embedderAlone';
+import { NoBatchRoute, chunksOf, natsTraffic, perMemo, postBulk, postSingle, waitFeed, type Call, type Posted } from './support/ingest';
 import { memoTexts } from './support/memoTexts';
 import { waitProcessed } from './support/processed';
-import { percentile, pool, printTable } from './support/stats';
+import { percentile, printTable } from './support/stats';
 
 const { values } = parseArgs({
   options: {
+    mode: { type: 'string', default: 'both' },
     memos: { type: 'string', default: '2000' },
     chars: { type: 'string', default: '1500' },
     concurrency: { type: 'string', default: '32' },
+    'batch-size': { type: 'string', default: '256' },
+    'bulk-concurrency': { type: 'string', default: '4' },
+    'search-memos': { type: 'string' },
+    'search-concurrency': { type: 'string', default: '8' },
     'large-chars': { type: 'string', default: '2000000' },
     profile: { type: 'string' },
   },
 });
+if (!['both', 'bulk', 'single'].includes(values.mode)) throw new Error('--mode is both, bulk or single');
+const MODES = (values.mode === 'both' ? ['single', 'bulk'] : [values.mode]) as ('single' | 'bulk')[];
 const MEMOS = Number(values.memos);
 const CHARS = Number(values.chars);
 const CONCURRENCY = Number(values.concurrency);
+const BATCH_SIZE = Number(values['batch-size']);
+const BULK_CONCURRENCY = Number(values['bulk-concurrency']);
+const SEARCH_MEMOS = Number(values['search-memos'] ?? values.memos);
+const SEARCH_CONCURRENCY = Number(values['search-concurrency']);
 const LARGE_CHARS = Number(values['large-chars']);
 /** The services a search passes through, whose event loops the large memo's row shows. */
 const WATCHED = ['indexer', 'gateway'] as const;
@@ -51,8 +70,6 @@ const WATCHED = ['indexer', 'gateway'] as const;
 const SEARCHERS = 2;
 /** What the searchers ask: the openings of real abstracts. */
 const searchQueries = memoTexts(64, 60).map((t) => t.slice(0, 60));
-type Call = <T = unknown>(method: string, url: string, body?: unknown) => ReturnType<typeof httpsJson<T>>;
-
 
 const embedder = await measureEmbedder({
   load: { model: DEFAULT_EMBEDDING_MODEL, modelsDir: path.join(REPO_ROOT, 'models'), allowRemote: false },
@@ -61,7 +78,8 @@ const embedder = await measureEmbedder({
 console.log(`embedder: ${embedder.sentencesPerSecond.toFixed(0)} sentences/s raw (batch ${embedder.batchSize}, ~${embedder.meanWordsPerSentence.toFixed(0)} words each)`);
 
 const profileDir = values.profile ? path.resolve(values.profile) : undefined;
-const alone = await embedderAloneMemosPerSecond(memoTexts(MEMOS, CHARS));
+const texts = memoTexts(MEMOS, CHARS);
+const alone = await embedderAloneMemosPerSecond(texts);
 console.log(`embedder alone on these memos: ${alone.toFixed(0)} memos/s`);
 
 const monitorPort = await freePort();
@@ -70,57 +88,109 @@ const stack = await startProcessStack({
   MEMEX_NATS_MONITOR_PORT: String(monitorPort),
   ...(profileDir ? { MEMEX_NODE_FLAGS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
 });
+/** The event feed's cursor: each phase reads only what came after the one before. */
+let feedCursor: string | undefined;
 try {
-  const texts = memoTexts(MEMOS, CHARS);
-  const call: Call = (method, url, body) =>
-    httpsJson(method, `${stack.base}${url}`, { key: stack.key, agent: stack.agent, ...(body === undefined ? {} : { body }) });
+  const call: Call = <T,>(method: string, url: string, body?: unknown) =>
+    httpsJson<T>(method, `${stack.base}${url}`, { key: stack.key, agent: stack.agent, ...(body === undefined ? {} : { body }) }).catch((error: unknown) => {
+      throw new Error(`${method} ${url}: ${(error as Error).message}`, { cause: error });
+    });
 
-  const cpuBefore = stack.process.pid ? cpuSnapshot(stack.process.pid) : new Map();
-  const natsBefore = await natsTraffic(monitorPort);
-  const started = Date.now();
-  const postLatencies: number[] = [];
-  const ids = await pool(texts.map((content, i) => async () => {
-    const t = performance.now();
-    const res = await call<{ memo_uuid: string }>('POST', '/api/v1/memo', { title: `Memo ${i}`, content });
-    postLatencies.push(performance.now() - t);
-    if (res.status !== 200) throw new Error(`POST failed: ${res.status} ${res.text}`);
-    return res.body.memo_uuid;
-  }), CONCURRENCY);
-  const posted = Date.now();
-
-  const chunks = await waitProcessed(ids, (id) => call<Memo>('GET', `/api/v1/memo/${id}`));
-  const done = Date.now();
-  const natsAfter = await natsTraffic(monitorPort);
-  const seconds = (done - started) / 1000;
-  // CPU per memo is steadier than memos/s when other work shares the machine.
-  const cpu = stack.process.pid ? cpuBetween(cpuBefore, cpuSnapshot(stack.process.pid)) : [];
-  const cpuTotal = cpu.reduce((sum, [, s]) => sum + s, 0);
-  printTable(`ingestion of ${MEMOS} memos of ~${CHARS} chars (concurrency ${CONCURRENCY}), whole stack over HTTPS`, [
-    ['POST phase', `${((posted - started) / 1000).toFixed(1)} s, ${(MEMOS / ((posted - started) / 1000)).toFixed(0)} memos/s, p50 ${percentile(postLatencies, 50).toFixed(1)} ms, p99 ${percentile(postLatencies, 99).toFixed(1)} ms`],
-    ['POST → all pending:false', `${seconds.toFixed(1)} s`],
-    ['throughput', `${(MEMOS / seconds).toFixed(1)} memos/s, ${(chunks / seconds).toFixed(1)} chunks/s (${chunks} chunks)`],
-    ['embedder raw (same run)', `${embedder.sentencesPerSecond.toFixed(0)} sentences/s; on these memos alone ${alone.toFixed(0)} memos/s (ratio ${(MEMOS / seconds / alone).toFixed(2)})`],
-    ['NATS messages per memo', perMemo(natsBefore, natsAfter, MEMOS)],
-    ['stack CPU per memo', `${((1000 * cpuTotal) / MEMOS).toFixed(2)} ms (${cpu.map(([n, s]) => `${n} ${((1000 * s) / MEMOS).toFixed(2)}`).join(', ')})`],
-  ]);
+  const measured = new Map<'single' | 'bulk', number>();
+  let bulkRoute = true;
+  for (const mode of MODES) {
+    const rows = await phase(stack, call, mode === 'bulk'
+      ? () => postBulk(call, texts, BATCH_SIZE, BULK_CONCURRENCY)
+      : () => postSingle(call, texts, CONCURRENCY)).catch((error: unknown) => {
+      if (!(error instanceof NoBatchRoute)) throw error;
+      bulkRoute = false;
+      return undefined;
+    });
+    if (!rows) {
+      console.log(`\nbulk: skipped: ${new NoBatchRoute().message}`);
+      continue;
+    }
+    measured.set(mode, rows.processedPerSecond);
+    printTable(
+      mode === 'bulk'
+        ? `bulk: ${MEMOS} memos of ~${CHARS} chars, POST /api/v1/memo/batch of ${BATCH_SIZE}, ${BULK_CONCURRENCY} at once, whole stack over HTTPS`
+        : `single POST: ${MEMOS} memos of ~${CHARS} chars, concurrency ${CONCURRENCY}, whole stack over HTTPS`,
+      rows.table,
+    );
+  }
+  if (measured.has('single') && measured.has('bulk')) {
+    console.log(`\nbulk / single processed: ${(measured.get('bulk')! / measured.get('single')!).toFixed(2)}x`);
+  }
   // A service that died and restarted mid-run spoils the figures (and is a bug): say so.
   const deaths = stack.output().split('\n').filter((l) => /\[memex\] .*exited|nhandled|uncaught/i.test(l));
   if (deaths.length > 0) console.error(`\nservices died during the run:\n${stack.output()}`);
 
+  if (SEARCH_MEMOS > 0) {
+    if (bulkRoute) await searchWhileImporting(call);
+    else console.log(`\nsearch while importing: skipped: ${new NoBatchRoute().message}`);
+  }
   if (LARGE_CHARS > 0) await largeMemo(stack, call);
 } finally {
   const code = await stack.stop();
   if (code !== 0) console.error(stack.output());
 }
 
-/** Searches at `SEARCHERS` clients without pause until `until` resolves: each one's latency, in ms. */
-async function searchUntil(call: Call, until: Promise<unknown>): Promise<number[]> {
+/** One way of posting the memos, timed from the first POST to the last memo processed. */
+async function phase(stack: ProcessStack, call: Call, post: () => Promise<Posted>): Promise<{ processedPerSecond: number; table: [string, string][] }> {
+  const cpuBefore = stack.process.pid ? cpuSnapshot(stack.process.pid) : new Map();
+  const natsBefore = await natsTraffic(monitorPort);
+  const started = Date.now();
+  const { ids, latencies } = await post();
+  const posted = Date.now();
+  const feed = await waitFeed(call, ids, feedCursor);
+  feedCursor = feed.next;
+  const natsAfter = await natsTraffic(monitorPort);
+  // CPU per memo is steadier than memos/s when other work shares the machine.
+  const cpu = stack.process.pid ? cpuBetween(cpuBefore, cpuSnapshot(stack.process.pid)) : [];
+  const chunks = await chunksOf(call, ids);
+  const seconds = (feed.at - started) / 1000;
+  const postSeconds = (posted - started) / 1000;
+  const cpuTotal = cpu.reduce((sum, [, s]) => sum + s, 0);
+  return {
+    processedPerSecond: ids.length / seconds,
+    table: [
+      ['POST phase', `${postSeconds.toFixed(1)} s, ${(ids.length / postSeconds).toFixed(0)} memos/s POSTed, ${latencies.length} requests: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`],
+      ['first POST → all pending:false', `${seconds.toFixed(1)} s${feed.failed ? ` (${feed.failed} failed)` : ''}`],
+      ['processed', `${(ids.length / seconds).toFixed(1)} memos/s, ${(chunks / seconds).toFixed(1)} chunks/s (${chunks} chunks)`],
+      ['embedder alone (same chunks)', `${alone.toFixed(0)} memos/s; stack / embedder ${((ids.length / seconds) / alone).toFixed(2)}`],
+      ['NATS messages per memo', perMemo(natsBefore, natsAfter, ids.length)],
+      ['stack CPU per memo', `${((1000 * cpuTotal) / ids.length).toFixed(2)} ms (${cpu.map(([n, s]) => `${n} ${((1000 * s) / ids.length).toFixed(2)}`).join(', ')})`],
+    ],
+  };
+}
+
+/** Searches at SEARCH_CONCURRENCY for 3 s alone, then during a bulk import of SEARCH_MEMOS memos. */
+async function searchWhileImporting(call: Call): Promise<void> {
+  const before = await searchUntil(call, new Promise((r) => setTimeout(r, 3000)), SEARCH_CONCURRENCY);
+  const started = performance.now();
+  const imported = (async () => {
+    const { ids } = await postBulk(call, memoTexts(SEARCH_MEMOS, CHARS), BATCH_SIZE, BULK_CONCURRENCY);
+    const feed = await waitFeed(call, ids, feedCursor);
+    feedCursor = feed.next;
+  })();
+  const during = await searchUntil(call, imported, SEARCH_CONCURRENCY);
+  await imported;
+  const seconds = (performance.now() - started) / 1000;
+  printTable(`search at c=${SEARCH_CONCURRENCY} while ${SEARCH_MEMOS} memos are imported in bulk (goal: p99 ≤ 100 ms)`, [
+    ['searches for 3 s before', describeLatencies(before, 3)],
+    ['searches meanwhile', describeLatencies(during, seconds)],
+    ['import meanwhile', `${seconds.toFixed(1)} s to all pending:false, ${(SEARCH_MEMOS / seconds).toFixed(0)} memos/s`],
+  ]);
+}
+
+/** Searches at `clients` without pause until `until` resolves: each one's latency, in ms. */
+async function searchUntil(call: Call, until: Promise<unknown>, clients = SEARCHERS): Promise<number[]> {
   const latencies: number[] = [];
   let done = false;
   void until.finally(() => (done = true));
   await Promise.all(
-    Array.from({ length: SEARCHERS }, async (_, c) => {
-      for (let i = c; !done; i += SEARCHERS) {
+    Array.from({ length: clients }, async (_, c) => {
+      for (let i = c; !done; i += clients) {
         const t = performance.now();
         const res = await call('POST', '/api/v1/search', { query: searchQueries[i % searchQueries.length], search_method: 'chunk_vector_search', limit: 10 });
         if (res.status !== 200) throw new Error(`search failed: ${res.status} ${res.text}`);
@@ -164,46 +234,4 @@ async function largeMemo(stack: ProcessStack, call: Call): Promise<void> {
   } finally {
     await nc.close();
   }
-}
-
-interface Traffic {
-  in: number;
-  out: number;
-  inBytes: number;
-  outBytes: number;
-}
-
-/**
- * Messages and bytes each service's connections sent to NATS (`in`, as the server counts) and got
- * from it (`out`), summed by service, from nats-server's /connz (open connections).
- */
-async function natsTraffic(port: number): Promise<Map<string, Traffic>> {
-  const res = await fetch(`http://127.0.0.1:${port}/connz?limit=1024`);
-  const { connections } = (await res.json()) as { connections: { name?: string; in_msgs: number; out_msgs: number; in_bytes: number; out_bytes: number }[] };
-  const byService = new Map<string, Traffic>();
-  for (const c of connections) {
-    const service = /^memex-([a-z]+)-/.exec(c.name ?? '')?.[1] ?? 'other';
-    const t = byService.get(service) ?? { in: 0, out: 0, inBytes: 0, outBytes: 0 };
-    t.in += c.in_msgs;
-    t.out += c.out_msgs;
-    t.inBytes += c.in_bytes;
-    t.outBytes += c.out_bytes;
-    byService.set(service, t);
-  }
-  return byService;
-}
-
-/** Per memo, the messages each service sent and got, and the bytes in all, between two readings. */
-function perMemo(before: Map<string, Traffic>, after: Map<string, Traffic>, memos: number): string {
-  let sent = 0;
-  let bytes = 0;
-  const parts: string[] = [];
-  for (const [service, t] of [...after].sort((a, b) => b[1].in + b[1].out - (a[1].in + a[1].out))) {
-    const b = before.get(service) ?? { in: 0, out: 0, inBytes: 0, outBytes: 0 };
-    const sentHere = t.in - b.in;
-    sent += sentHere;
-    bytes += t.inBytes - b.inBytes + (t.outBytes - b.outBytes);
-    parts.push(`${service} ${(sentHere / memos).toFixed(1)} sent / ${((t.out - b.out) / memos).toFixed(1)} got`);
-  }
-  return `${(sent / memos).toFixed(1)} sent, ${(bytes / memos / 1024).toFixed(1)} KiB through the server (${parts.join(', ')})`;
 }

@@ -7,6 +7,7 @@ import { runAccess } from './access';
 import { runAdmin } from './admin';
 import { runApi } from './api';
 import { runEvents, runWebhook } from './events';
+import { runImport } from './import/command';
 import { runMcp } from './mcp';
 import { USAGE } from './options';
 import { runReindex } from './reindex';
@@ -25,6 +26,7 @@ export async function main(argv: string[]): Promise<number> {
     if (group === 'events') return await runEvents([action ?? '', ...rest].filter((a) => a !== ''));
     if (group === 'webhook') return await runWebhook(action ?? '', rest);
     if (group === 'resummarize') return await runResummarize([action ?? '', ...rest].filter((a) => a !== ''));
+    if (group === 'import') return await runImport([action ?? '', ...rest].filter((a) => a !== ''));
     if (group === 'reindex') return await runReindex([action ?? '', ...rest].filter((a) => a !== ''));
     return await runAdmin(group, action ?? '', rest);
   } catch (error) {

@@ -34,6 +34,14 @@ API (MEMEX_URL, default https://localhost:8443; MEMEX_API_KEY or --key):
   events [--project ID] [--after ID] [--types T,T] [--follow] [--json]
                                                 print the project's event feed; --follow streams new events
                                                 (MEMEX_API_KEY needs events:read)
+  import [--project ID] FILE.ndjson|FOLDER [--batch_size 256] [--concurrency 4] [--resume]
+         [--manifest PATH] [--wait] [--json]
+                                                import memos: NDJSON (one POST /api/v1/memo body a line)
+                                                through the batch route, or every file of a folder
+                                                uploaded as a document; progress on stderr (--json:
+                                                NDJSON progress and a summary on stdout); a manifest
+                                                (default FILE.memex-import) lets --resume skip what an
+                                                earlier run created; --wait until all are processed
   webhook create --url URL [--events T,T|*] [--description D] [--json]
                                                 register a webhook; prints its signing secret once
                                                 (webhook commands need webhooks:admin; create also events:read)

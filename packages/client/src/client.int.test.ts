@@ -42,6 +42,24 @@ describe('@memex/client against a running stack', () => {
     expect(gone).toMatchObject({ status: 404, message: 'Memo not found' });
   });
 
+  it('creates many memos through the batch route: per-item results in order, once per idempotency key', async () => {
+    const memos = [
+      { title: 'Tides', content: 'Tides rise twice a day.', reference_id: 'sdk-bulk-1' },
+      { title: '', content: 'No title.' },
+      { title: 'Currents', content: 'Currents carry warm water north.' },
+      { title: 'Tides again', content: 'Same reference id.', reference_id: 'sdk-bulk-1' },
+      { title: 'Waves', content: 'Waves break on the reef.' },
+    ];
+    const first = await client.createMemos(memos, { batchSize: 2, idempotencyKey: 'sdk-bulk' });
+    expect(first.map((r) => (r.ok ? 'ok' : r.status))).toEqual(['ok', 400, 'ok', 409, 'ok']);
+    expect(first[3]).toEqual({ ok: false, status: 409, error: 'reference_id is already used by another memo in this project' });
+    const again = await client.createMemos(memos, { batchSize: 2, idempotencyKey: 'sdk-bulk' });
+    expect(again.map((r) => (r.ok ? r.memo_uuid : r.status))).toEqual(first.map((r) => (r.ok ? r.memo_uuid : r.status)));
+    const created = first.flatMap((r) => (r.ok ? [r.memo_uuid] : []));
+    await Promise.all(created.map(processed));
+    expect((await client.getMemo('sdk-bulk-1', { idType: 'reference_id' })).uuid).toBe(created[0]);
+  });
+
   it('searches, with the fused score and its lexical and dense parts', async () => {
     const { memo_uuid } = await client.createMemo({ title: 'Glaciers', content: 'Glaciers carve valleys slowly. Moraines mark where the ice stopped.' });
     await processed(memo_uuid);

@@ -15,6 +15,7 @@ import type {
   ChatResponse,
   CreateMemoBody,
   CreateMemoResponse,
+  CreateMemosItem,
   CreatedWebhook,
   CreateWebhookBody,
   DownloadedFile,
@@ -70,6 +71,17 @@ export interface CreateOptions {
   /** Sent as `Idempotency-Key`; by default a fresh UUID per call, kept across its retries. */
   idempotencyKey?: string;
   signal?: AbortSignal;
+}
+
+/** The most memos one call of the batch route takes. */
+export const MAX_BATCH_MEMOS = 1000;
+
+export interface CreateMemosOptions extends CreateOptions {
+  /**
+   * Memos per call of the batch route, 1 to 1000 (default 1000). With more memos than that, call `n`
+   * (from 0) sends `Idempotency-Key: <idempotencyKey>.<n>`; one call sends the key as it is.
+   */
+  batchSize?: number;
 }
 
 export interface UploadFields {
@@ -151,6 +163,32 @@ export class MemexClient {
       signal: options.signal,
       replayable: true,
     });
+  }
+
+  /**
+   * Creates many memos through `POST /api/v1/memo/batch`, in calls of up to `batchSize` made one
+   * after another. Answers one result per memo in input order: a refused memo (its status and the
+   * text a single POST would give) never fails its neighbours. A call that fails as a whole throws;
+   * every call carries an idempotency key kept across its retries, so a retry creates nothing twice.
+   */
+  async createMemos(memos: readonly CreateMemoBody[], options: CreateMemosOptions = {}): Promise<CreateMemosItem[]> {
+    const size = options.batchSize ?? MAX_BATCH_MEMOS;
+    if (!Number.isInteger(size) || size < 1 || size > MAX_BATCH_MEMOS) throw new RangeError(`batchSize must be 1 to ${MAX_BATCH_MEMOS}`);
+    const calls = Math.ceil(memos.length / size);
+    const results: CreateMemosItem[] = [];
+    for (let n = 0; n < calls; n++) {
+      const key = options.idempotencyKey === undefined ? newKey() : calls === 1 ? options.idempotencyKey : `${options.idempotencyKey}.${n}`;
+      const part = memos.slice(n * size, (n + 1) * size);
+      const answer = await this.json<{ results: CreateMemosItem[] }>('createMemos', {
+        body: { memos: part },
+        headers: { 'idempotency-key': key },
+        signal: options.signal,
+        replayable: true,
+      });
+      if (answer.results.length !== part.length) throw new Error(`the batch route answered ${answer.results.length} results for ${part.length} memos`);
+      results.push(...answer.results);
+    }
+    return results;
   }
 
   /** Uploads a file as a new memo (`multipart/form-data`; the server extracts its text). */
@@ -386,7 +424,10 @@ export class MemexClient {
     const search = new URLSearchParams();
     for (const [name, value] of Object.entries(spec.query ?? {})) if (value !== undefined) search.set(name, String(value));
     if (this.options.projectId && OPERATIONS[operation].method !== 'POST') search.set('project_id', this.options.projectId);
-    else if (this.options.projectId && (operation === 'createMemo' || operation === 'rotateProjectKey' || operation === 'resummarizeProject' || operation === 'createKey' || operation === 'createToken')) {
+    else if (
+      this.options.projectId &&
+      (operation === 'createMemo' || operation === 'createMemos' || operation === 'rotateProjectKey' || operation === 'resummarizeProject' || operation === 'createKey' || operation === 'createToken')
+    ) {
       search.set('project_id', this.options.projectId);
     }
     const qs = search.toString();

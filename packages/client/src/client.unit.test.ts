@@ -56,6 +56,38 @@ describe('MemexClient (scripted fetch)', () => {
     expect(JSON.parse(calls[0]!.init.body as string)).toEqual({ query: 'q', search_method: 'chunk_vector_search', project_id: 'p1' });
   });
 
+  it('createMemos: splits into calls of batchSize, keys them <key>.<n>, answers per item in order', async () => {
+    const memos = Array.from({ length: 5 }, (_, i) => ({ title: `t${i}`, content: `c${i}` }));
+    const answer = (from: number, n: number, refused: number[] = []) =>
+      json(200, { ok: true, results: Array.from({ length: n }, (_, i) => (refused.includes(from + i) ? { ok: false, status: 422, error: 'bad' } : { ok: true, memo_uuid: `u${from + i}` })) });
+    const { calls, fetch } = scripted([answer(0, 2), json(503, { error: 'Service unavailable' }), answer(2, 2, [3]), answer(4, 1)]);
+    const client = new MemexClient({ baseUrl: 'https://memex.test', apiKey: 'mxo_t', projectId: 'p1', fetch, retryBaseMs: 1 });
+    const results = await client.createMemos(memos, { batchSize: 2, idempotencyKey: 'run-1' });
+    expect(results).toEqual([
+      { ok: true, memo_uuid: 'u0' },
+      { ok: true, memo_uuid: 'u1' },
+      { ok: true, memo_uuid: 'u2' },
+      { ok: false, status: 422, error: 'bad' },
+      { ok: true, memo_uuid: 'u4' },
+    ]);
+    expect(calls.map((c) => (c.init.headers as Record<string, string>)['idempotency-key'])).toEqual(['run-1.0', 'run-1.1', 'run-1.1', 'run-1.2']);
+    expect(calls.map((c) => (JSON.parse(c.init.body as string) as { memos: { title: string }[] }).memos.map((m) => m.title))).toEqual([['t0', 't1'], ['t2', 't3'], ['t2', 't3'], ['t4']]);
+    expect(calls[0]!.url).toBe('https://memex.test/api/v1/memo/batch?project_id=p1');
+  });
+
+  it('createMemos: one call sends the key as given (or a fresh one), none for no memos, and refuses a batchSize over 1000', async () => {
+    const { calls, fetch } = scripted([json(200, { ok: true, results: [{ ok: true, memo_uuid: 'u' }] }), json(200, { ok: true, results: [{ ok: true, memo_uuid: 'v' }] })]);
+    const client = new MemexClient({ baseUrl: 'https://memex.test', apiKey: 'k', fetch });
+    await client.createMemos([{ title: 't', content: 'c' }], { idempotencyKey: 'once' });
+    await client.createMemos([{ title: 't', content: 'c' }]);
+    const keys = calls.map((c) => (c.init.headers as Record<string, string>)['idempotency-key']);
+    expect(keys[0]).toBe('once');
+    expect(keys[1]).toMatch(/^[0-9a-f-]{36}$/);
+    await expect(client.createMemos([])).resolves.toEqual([]);
+    await expect(client.createMemos([{ title: 't', content: 'c' }], { batchSize: 1001 })).rejects.toThrow(RangeError);
+    expect(calls).toHaveLength(2);
+  });
+
   it('reads Retry-After as seconds or as an HTTP date', () => {
     expect(retryAfterMs('2')).toBe(2000);
     expect(retryAfterMs(new Date(10_000).toUTCString(), 4_000)).toBe(6000);

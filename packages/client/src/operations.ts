@@ -5,6 +5,7 @@
  */
 export const OPERATIONS = {
   createMemo: { method: 'POST', path: '/api/v1/memo' },
+  createMemos: { method: 'POST', path: '/api/v1/memo/batch' },
   listMemos: { method: 'GET', path: '/api/v1/memo' },
   getMemo: { method: 'GET', path: '/api/v1/memo/{memo_id}' },
   updateMemo: { method: 'PATCH', path: '/api/v1/memo/{memo_id}' },

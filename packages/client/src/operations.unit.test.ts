@@ -11,6 +11,8 @@ import type {
   ChatBody,
   ChatResponse,
   CreateMemoBody,
+  CreateMemosBody,
+  CreateMemosResponse,
   CreatedWebhook,
   CreateWebhookBody,
   FeedEvent,
@@ -38,6 +40,8 @@ const keysOf = <T>() => (keys: Record<keyof T, true>) => Object.keys(keys).sort(
 /** SDK types and the named schema (or operation body) they must match field for field. */
 const SHAPES: { schema: string; sdk: string[] }[] = [
   { schema: 'CreateMemoBody', sdk: keysOf<CreateMemoBody>()({ title: true, content: true, metadata: true, reference_id: true, tags: true, source: true, type: true, expiration_date: true }) },
+  { schema: 'CreateMemosBody', sdk: keysOf<CreateMemosBody>()({ memos: true }) },
+  { schema: 'CreateMemosResponse', sdk: keysOf<CreateMemosResponse>()({ ok: true, results: true }) },
   { schema: 'UpdateMemoBody', sdk: keysOf<UpdateMemoBody>()({ title: true, metadata: true, client_reference_id: true, source: true, type: true, expiration_date: true, content: true }) },
   {
     schema: 'Memo',

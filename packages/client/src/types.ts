@@ -70,6 +70,19 @@ export interface CreateMemoResponse {
   memo_uuid: string;
 }
 
+/** `POST /api/v1/memo/batch`: 1 to 1000 memos, each the body of `POST /api/v1/memo`. */
+export interface CreateMemosBody {
+  memos: CreateMemoBody[];
+}
+
+/** One item's outcome, in request order: created, or refused with the status and text a single POST would give. */
+export type CreateMemosItem = { ok: true; memo_uuid: string } | { ok: false; status: number; error: string };
+
+export interface CreateMemosResponse {
+  ok: true;
+  results: CreateMemosItem[];
+}
+
 export interface UpdateMemoBody {
   title?: string;
   metadata?: Record<string, unknown>;
