@@ -62,8 +62,8 @@ export function startFeedProjector(options: FeedProjectorOptions): Promise<Consu
         batch.map(async ({ event }) => {
           const body: FeedEventBody | undefined = await feedEventOf(event, () => completesRevision(commands, event));
           if (!body) return undefined;
-          const space = event.memo ? await feedSpaceOf(keyring, event.memo) : undefined;
-          return { body, space };
+          const [sealed, space] = await Promise.all([sealFeedEvent(keyring, body), event.memo ? feedSpaceOf(keyring, event.memo) : undefined]);
+          return { body, sealed, space };
         }),
       );
       // A tombstone is judged by the memo's last digests: from this batch, else as kept.
@@ -87,7 +87,7 @@ export function startFeedProjector(options: FeedProjectorOptions): Promise<Consu
           latest.delete(key);
           erased.add(key);
         }
-        stored.push({ ...(await sealFeedEvent(keyring, p.body)), ...extra });
+        stored.push({ ...p.sealed, ...extra });
       }
       await Promise.all([...latest].map(([key, digests]) => spaces.put(key, digests)));
       // Sent back to back, acknowledged together: the stream stores them in this order.

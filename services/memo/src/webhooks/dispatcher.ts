@@ -154,13 +154,20 @@ class WebhookRunner {
       return;
     }
     // Only events of memos inside the registering key's space.
-    this.space ??= feedSpaceCheck(this.options.keyring, record.project_id, record.filters ?? []);
+    // Both made once per runner; a failed attempt (NATS away) is tried again at the next delivery.
+    this.space ??= feedSpaceCheck(this.options.keyring, record.project_id, record.filters ?? []).catch((error: unknown) => {
+      this.space = undefined;
+      throw error;
+    });
     const inSpace = await this.space;
     if (!(await inSpace(stored))) {
       msg.ack();
       return;
     }
-    this.secret ??= openWebhookSecret(this.options.keyring, record);
+    this.secret ??= openWebhookSecret(this.options.keyring, record).catch((error: unknown) => {
+      this.secret = undefined;
+      throw error;
+    });
     const secret = await this.secret;
     if (secret === undefined) {
       // Its key is shredded: the webhook is being deleted.
