@@ -1,5 +1,5 @@
-import { MongoBulkWriteError, type Collection, type Db, type Filter, type MongoClient } from 'mongodb';
-import { connectMongo, isDuplicateKeyError } from '@memex/runtime';
+import type { Collection, Db, Filter, MongoClient } from 'mongodb';
+import { connectMongo, isDuplicateKeyError, isMongoServerError } from '@memex/runtime';
 import {
   VersionConflictError,
   type AppendResult,
@@ -256,8 +256,10 @@ export class MongoEventStore implements EventStore {
     try {
       await this.commits.insertMany(docs.map((d) => ({ ...d })), { ordered: false });
     } catch (error) {
-      if (!(error instanceof MongoBulkWriteError)) throw error;
-      const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+      // A MongoBulkWriteError, told by name: the driver is not imported at the top of a module.
+      const bulk = isMongoServerError(error) ? (error as { writeErrors?: unknown }).writeErrors : undefined;
+      if (bulk === undefined) throw error;
+      const writeErrors = (Array.isArray(bulk) ? bulk : [bulk]) as { index: number }[];
       for (const w of writeErrors) failed.set(w.index, w);
       if (failed.size === 0) throw error;
     }
