@@ -89,7 +89,9 @@ export function startFeedProjector(options: FeedProjectorOptions): Promise<Consu
         }
         stored.push({ ...p.sealed, ...extra });
       }
-      await Promise.all([...latest].map(([key, digests]) => spaces.put(key, digests)));
+      // Kept beside the publishes, not before them: the next batch (the earliest a later tombstone
+      // can come in) starts only once both are done.
+      const kept = Promise.all([...latest].map(([key, digests]) => spaces.put(key, digests)));
       // Sent back to back, acknowledged together: the stream stores them in this order.
       const acks = stored.map((body, i) =>
         body
@@ -98,7 +100,7 @@ export function startFeedProjector(options: FeedProjectorOptions): Promise<Consu
             })
           : Promise.resolve(),
       );
-      const settled = await Promise.allSettled(acks);
+      const [settled] = await Promise.all([Promise.allSettled(acks), kept]);
       // Dropped only once the tombstone is in the feed: a redelivered one finds them still.
       if (settled.every((s) => s.status === 'fulfilled')) {
         await Promise.all([...erased].map((key) => spaces.delete(key))).catch((error: unknown) => logger.warn({ err: error }, 'could not drop erased memos’ space digests'));
