@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCOPES } from '@memex/contracts';
 import { listenHttps } from '../support/httpsListener';
 import { runTs } from '../support/processes';
 import { startStack, type Stack } from '../support/stack';
@@ -32,7 +33,7 @@ describe('the memex CLI for scoped keys and the audit trail', { timeout: 300_000
     expect(listed.code, listed.stderr).toBe(0);
     const rows = JSON.parse(listed.stdout) as { key_id: string; name: string; scopes: string[] }[];
     expect(rows.map((r) => [r.name, r.scopes.length])).toEqual([
-      ['owner', 7],
+      ['owner', SCOPES.length],
       ['u7 app', 2],
     ]);
 
