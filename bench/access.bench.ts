@@ -3,21 +3,27 @@
  * stack (HTTPS gateway → NATS → services, as `pnpm start` runs it), with both on against both off,
  * in one run on one machine.
  *
- * Two extra gateways of the same build join the stack, one with MEMEX_AUDIT=off. Each request is
- * sent in four ways: the owner key, and a scoped key whose space holds every memo of the project,
- * to either gateway. The owner's search names the space's filters in its body, so both keys
- * send the indexer the same filters and take the same path. The difference is then the scope
- * check, the space merged into the request, the memo service's space check and the audit entry.
- * Rounds interleave the four in rotating order, so the machine's drift falls on all alike. The
- * cost is taken per round against that round's baseline, and min/median/max show the noise.
- * Beside throughput, the CPU time every server process spent per answered request (the load
- * generator excluded). Last, the same work timed alone in this process, which a busy machine
- * disturbs least: the scope check, the space merged and checked against a memo, and the audit
- * entry queued, formatted and published to the stack's NATS (nats-server's CPU included).
+ * Three extra gateways of the same build join the stack: one with MEMEX_AUDIT=on, one off, and a
+ * control, off as well, whose "cost" against the other off one is what two processes of one build
+ * differ by: the noise floor below which no cost here can be told. They are started afresh every
+ * round. Each request is sent as the owner key and as a scoped key whose space holds every memo of
+ * the project; the owner's search names the space's filters in its body, so both keys send the
+ * indexer the same filters and take the same path. The difference is then the scope check, the
+ * space merged into the request, the memo service's space check and the audit entry. Rounds run
+ * the ways in rotating order, so the machine's drift falls on all alike; the cost is taken per
+ * round against that round's baseline, and min/median/max show the noise. Beside throughput, the
+ * CPU time every server process spent per answered request (the load generator excluded), in all
+ * and by process. With `--profile DIR` the gateways run under V8's profiler and the audit code's
+ * share of an audit-on gateway's CPU is read off the profiles: the figure the noise disturbs least.
+ * Last, the same work timed alone in this process: the scope check, the space merged and checked
+ * against a memo, and the audit entry queued, formatted and published to the stack's NATS
+ * (nats-server's CPU included).
  *
- *   tsx bench/access.bench.ts [--rounds 5] [--duration 3] [--connections 32] [--memos 200]
+ *   tsx bench/access.bench.ts [--rounds 5] [--duration 3] [--connections 32] [--memos 200] [--profile DIR]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { Filter, FilterableMemo } from '@memex/contracts';
@@ -42,6 +48,8 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '3' },
     connections: { type: 'string', default: '32' },
     memos: { type: 'string', default: '200' },
+    /** A folder for the bench gateways' CPU profiles (`--cpu-prof`), written when they stop. */
+    profile: { type: 'string' },
   },
 });
 const rounds = Number(values.rounds);
@@ -50,8 +58,11 @@ const connections = Number(values.connections);
 const memoCount = Number(values.memos);
 
 const SPACE: Filter[] = [{ field: 'user_id', operator: 'in', value: ['u1', 'u2'], filter_type: 'custom_metadata' }];
-type Way = 'owner, audit off' | 'owner, audit on' | 'scoped, audit off' | 'scoped, audit on';
-const WAYS: Way[] = ['owner, audit off', 'scoped, audit off', 'owner, audit on', 'scoped, audit on'];
+type Way = 'owner, audit off' | 'owner, audit off (control)' | 'owner, audit on' | 'scoped, audit off' | 'scoped, audit on';
+/** The control is the baseline's twin on a third gateway: its "cost" is what two processes of one build differ by. */
+const WAYS: Way[] = ['owner, audit off', 'scoped, audit off', 'owner, audit on', 'scoped, audit on', 'owner, audit off (control)'];
+type Gateway = 'on' | 'off' | 'control';
+const gatewayOf = (way: Way): Gateway => (way.endsWith('(control)') ? 'control' : way.endsWith('on') ? 'on' : 'off');
 
 const stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0', LOG_LEVEL: 'warn' });
 const gateways: ChildProcess[] = [];
@@ -71,26 +82,39 @@ try {
   await eventually(async () => ((await call<{ pending: boolean }>('GET', `${stack.base}/api/v1/memo/${target}`)).body.pending ? undefined : true), 120_000);
   const scoped = await call<{ api_key: string }>('POST', `${stack.base}/api/v1/project/keys`, { name: 'bench: every memo', scopes: ['memos:read', 'search'], filters: SPACE });
 
-  // Two gateways of one build beside the stack's, the same but for MEMEX_AUDIT.
+  // Three gateways of one build beside the stack's, the same but for MEMEX_AUDIT (the control: off),
+  // started afresh for every round: what one process happens to run faster by (placement, JIT
+  // choices) then falls on each configuration alike instead of on one for the whole run.
   const [entry] = await bundleInPlace(build.path, [{ name: 'gateway', entry: 'services/gateway/src/main.ts' }]);
-  const base: Record<'on' | 'off', string> = { on: '', off: '' };
-  for (const audit of ['on', 'off'] as const) {
-    const port = await freePort();
-    const child = spawn(process.execPath, ['--enable-source-maps', entry!], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...stack.env, MEMEX_PORT: String(port), MEMEX_AUDIT: audit },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    gateways.push(child);
-    base[audit] = `https://localhost:${port}`;
-    await eventually(async () => ((await call('GET', `${base[audit]}/api/v1/project`).catch(() => ({ status: 0 }))).status === 200 ? true : undefined), 60_000, 200);
-  }
+  const base: Record<Gateway, string> = { on: '', off: '', control: '' };
+  let started = 0;
+  const startGateways = async (): Promise<void> => {
+    started++;
+    for (const gateway of ['on', 'off', 'control'] as const) {
+      const port = await freePort();
+      const profile = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`, `--cpu-prof-name=gateway-${gateway}-${started}.cpuprofile`] : [];
+      const child = spawn(process.execPath, ['--enable-source-maps', ...profile, entry!], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, ...stack.env, MEMEX_PORT: String(port), MEMEX_AUDIT: gateway === 'on' ? 'on' : 'off' },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      gateways.push(child);
+      base[gateway] = `https://localhost:${port}`;
+      await eventually(async () => ((await call('GET', `${base[gateway]}/api/v1/project`).catch(() => ({ status: 0 }))).status === 200 ? true : undefined), 60_000, 200);
+    }
+  };
+  const stopGateways = async (): Promise<void> => {
+    for (const child of gateways.splice(0)) {
+      child.kill('SIGTERM');
+      await exited(child);
+    }
+  };
 
   const keys = { owner: stack.key, scoped: scoped.body.api_key };
   const requests = {
-    'GET /api/v1/memo/{id}': (way: Way) => ({ url: `${base[way.endsWith('on') ? 'on' : 'off']}/api/v1/memo/${target}` }),
+    'GET /api/v1/memo/{id}': (way: Way) => ({ url: `${base[gatewayOf(way)]}/api/v1/memo/${target}` }),
     'POST /api/v1/search': (way: Way) => ({
-      url: `${base[way.endsWith('on') ? 'on' : 'off']}/api/v1/search`,
+      url: `${base[gatewayOf(way)]}/api/v1/search`,
       method: 'POST' as const,
       body: JSON.stringify({ query: 'otter survey river', search_method: 'chunk_vector_search', limit: 10, ...(way.startsWith('owner') ? { filters: SPACE } : {}) }),
     }),
@@ -104,24 +128,35 @@ try {
         connections,
         durationS: seconds,
       });
-    for (const way of WAYS) await run(way, 1); // warm-up, not counted
     const rps = new Map<Way, number[]>(WAYS.map((w) => [w, []]));
     const cpu = new Map<Way, number[]>(WAYS.map((w) => [w, []]));
     const cost = { rps: new Map<Way, number[]>(WAYS.map((w) => [w, []])), cpu: new Map<Way, number[]>(WAYS.map((w) => [w, []])) };
+    // CPU µs per request by process kind (gateway: the three gateways together), to say where a cost lands.
+    const byProcess = new Map<Way, Map<string, number[]>>(WAYS.map((w) => [w, new Map()]));
     for (let r = 0; r < rounds; r++) {
+      await startGateways();
+      for (const way of WAYS) await run(way, 1); // warm-up, not counted
       const order = WAYS.map((_, i) => WAYS[(i + r) % WAYS.length]!);
       const round = new Map<Way, { rps: number; cpu: number }>();
       for (const way of order) {
         const before = cpuSnapshot(process.pid);
         const result = await run(way, durationS);
-        const seconds = cpuBetween(before, cpuSnapshot(process.pid)).reduce((sum, [, s]) => sum + s, 0);
+        const used = cpuBetween(before, cpuSnapshot(process.pid));
+        const seconds = used.reduce((sum, [, s]) => sum + s, 0);
         if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.label}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
         // CPU microseconds per answered request, every server process together.
-        const perRequest = (seconds * 1e6) / (result.requestsPerSecond * durationS);
+        const answered = result.requestsPerSecond * durationS;
+        const perRequest = (seconds * 1e6) / answered;
+        for (const [name, s] of used) {
+          const list = byProcess.get(way)!.get(name) ?? [];
+          list.push((s * 1e6) / answered);
+          byProcess.get(way)!.set(name, list);
+        }
         round.set(way, { rps: result.requestsPerSecond, cpu: perRequest });
         rps.get(way)!.push(result.requestsPerSecond);
         cpu.get(way)!.push(perRequest);
       }
+      await stopGateways();
       const baseline = round.get('owner, audit off')!;
       for (const way of WAYS) {
         cost.rps.get(way)!.push((1 - round.get(way)!.rps / baseline.rps) * 100);
@@ -140,7 +175,13 @@ try {
         }),
       ],
     );
+    const kinds = [...new Set(WAYS.flatMap((w) => [...byProcess.get(w)!.keys()]))].sort();
+    printTable(`${what}: median CPU µs per request by process`, [
+      ['', kinds.map((k) => k.padEnd(14)).join('')],
+      ...WAYS.map((way): [string, string] => [way, kinds.map((k) => (byProcess.get(way)!.has(k) ? percentile(byProcess.get(way)!.get(k)!, 50).toFixed(1) : '-').padEnd(14)).join('')]),
+    ]);
   }
+  if (values.profile) printAuditShare(values.profile, entry!);
   await workAlone(stack.natsUrl, stack.projectId, target, baselineCpu);
   console.log(`\nHTTPS, ${connections} connections, ${durationS} s per measurement, ${memoCount} memos; one machine shared by the load generator and every process.`);
 } finally {
@@ -199,4 +240,56 @@ async function workAlone(natsUrl: string, projectId: string, memoId: string, bas
   } finally {
     await nc.close();
   }
+}
+
+/**
+ * Where an audit-on gateway's CPU went, from the `--profile` runs: the share of its busy time
+ * (idle excluded) spent in the audit trail's code (auth/audit.ts, found by its lines in the
+ * bundle) and all it called, and the garbage collector's share beside an audit-off gateway's.
+ */
+function printAuditShare(dir: string, bundle: string): void {
+  const lines = readFileSync(bundle, 'utf8').split('\n');
+  const first = lines.findIndex((l) => /^var AuditTrail = class/.test(l));
+  const last = lines.findIndex((l, i) => i > first && l === '};');
+  if (first < 0 || last < 0) throw new Error(`AuditTrail not found in ${bundle}`);
+  const share = (gateway: Gateway) => {
+    let busy = 0;
+    let audit = 0;
+    let gc = 0;
+    for (const file of readdirSync(dir).filter((f) => f.startsWith(`gateway-${gateway}-`) && f.endsWith('.cpuprofile'))) {
+      const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+      const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+      const parent = new Map<number, number>();
+      for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+      const inAudit = (id: number): boolean => {
+        for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+          const frame = nodes.get(at)!.callFrame;
+          if (frame.url.endsWith(basename(bundle)) && frame.lineNumber >= first && frame.lineNumber <= last) return true;
+        }
+        return false;
+      };
+      profile.samples.forEach((id, i) => {
+        const us = profile.timeDeltas[i] ?? 0;
+        const name = nodes.get(id)!.callFrame.functionName;
+        if (name === '(idle)') return;
+        busy += us;
+        if (name === '(garbage collector)') gc += us;
+        else if (inAudit(id)) audit += us;
+      });
+    }
+    return { audit: (audit / busy) * 100, gc: (gc / busy) * 100 };
+  };
+  const on = share('on');
+  const off = share('off');
+  printTable('CPU profiles of the bench gateways (--profile), share of busy time', [
+    ['audit on: audit trail code (queue, format, publish)', `${on.audit.toFixed(2)}%`],
+    ['garbage collector, audit on / off', `${on.gc.toFixed(2)}% / ${off.gc.toFixed(2)}%`],
+  ]);
+}
+
+/** The parts of a V8 `.cpuprofile` read here. */
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[];
+  samples: number[];
+  timeDeltas: number[];
 }
