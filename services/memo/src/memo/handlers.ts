@@ -201,8 +201,10 @@ export class MemoCommandService {
    */
   async executeBatch(
     items: readonly BatchItem[],
-    context: Pick<CommandContext, 'commandId' | 'requestId'> & { failpoint?: string },
+    context: Partial<Pick<CommandContext, 'commandId' | 'requestId'>> & { failpoint?: string },
   ): Promise<(Executed | { error: MemexError })[]> {
+    // Each item needs a command id, its own or one made from the batch's: it is what makes a redelivery apply nothing twice.
+    if (context.commandId === undefined && items.some((item) => item.commandId === undefined)) throw new Error('a batch item has no command id, and the batch none to name it by');
     const results: (Executed | { error: MemexError } | undefined)[] = new Array(items.length);
     let todo = items.map((_, i) => i);
     for (let attempt = 1; todo.length > 0; attempt++) {
@@ -291,7 +293,7 @@ export class MemoCommandService {
         ...(item.requestId ? { requestId: item.requestId } : {}),
         command: (now: string): MemoCommand => ({ type: 'CreateMemo', memoId: item.memoId, projectId, input, now }),
       })),
-      { commandId: '', requestId: undefined, failpoint: 'memo.after-append' },
+      { failpoint: 'memo.after-append' },
     );
     let eventSeq: number | undefined;
     done.forEach((outcome, k) => {
