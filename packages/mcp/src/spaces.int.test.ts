@@ -11,10 +11,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { matchesFilters, type Filter, type Memo } from '@memex/contracts';
-import { eventually, filterCases, generateFilterMemos } from '@memex/testing';
+import { eventually } from '@memex/testing';
 import { httpsFetch } from '../../cli/src/client';
 import { httpsJson, type HttpsResponse } from '../../../test/support/https';
 import { listenHttps } from '../../../test/support/httpsListener';
+import { postSpaceMemos, spaceKeys, type SpaceKey } from '../../../test/support/spaceMemos';
 import { startStack, type Stack } from '../../../test/support/stack';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -49,7 +50,7 @@ describe(`no memo outside a key's space, over ${RUNS} generated attempts`, () =>
   let agent: Agent;
   let owner: string;
   let memos: Memo[];
-  let spaces: { name: string; filters: Filter[]; key: string }[];
+  let spaces: SpaceKey[];
   const mcpClients = new Map<string, Client>();
   const counts = new Map<Route, number>();
 
@@ -73,26 +74,7 @@ describe(`no memo outside a key's space, over ${RUNS} generated attempts`, () =>
     https = await listenHttps(stack.app, stack.dataDir);
     agent = new Agent({ keepAlive: true, maxSockets: 16, ca: https.ca });
     owner = (await stack.project('spaces')).key;
-    // Reference ids are unique in a project: a repeated one is left unset.
-    const used = new Set<string>();
-    const generated = generateFilterMemos(30, 49).map((m) => {
-      const ref = m.clientReferenceId && !used.has(m.clientReferenceId) ? m.clientReferenceId : null;
-      if (ref) used.add(ref);
-      return { ...m, clientReferenceId: ref };
-    });
-    const ids: string[] = [];
-    for (const m of generated) {
-      const res = await api('POST', '/api/v1/memo', owner, {
-        title: m.title,
-        content: `${m.title}. A note about the quarterly otter survey, kept for the record.`,
-        metadata: m.metadata,
-        tags: m.tags,
-        ...(m.source ? { source: m.source } : {}),
-        ...(m.clientReferenceId ? { reference_id: m.clientReferenceId } : {}),
-      });
-      expect(res.status, res.text).toBe(200);
-      ids.push(res.body.memo_uuid);
-    }
+    const { generated, ids } = await postSpaceMemos(api, owner, 30, 49);
     // Processing adds tags: the oracle reads each memo once it is processed, as it stays.
     memos = await Promise.all(
       ids.map((id) =>
@@ -102,12 +84,7 @@ describe(`no memo outside a key's space, over ${RUNS} generated attempts`, () =>
         }, 60_000),
       ),
     );
-    spaces = [];
-    for (const c of filterCases(generated).filter((c) => c.filters.length > 0)) {
-      const res = await api('POST', '/api/v1/project/keys', owner, { name: c.name, scopes: ['memos:read', 'memos:write', 'search', 'chat', 'generate'], filters: c.filters });
-      expect(res.status, res.text).toBe(200);
-      spaces.push({ name: c.name, filters: c.filters, key: res.body.api_key });
-    }
+    spaces = await spaceKeys(api, owner, generated, ['memos:read', 'memos:write', 'search', 'chat', 'generate']);
   }, 180_000);
 
   afterAll(async () => {

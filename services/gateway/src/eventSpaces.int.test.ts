@@ -12,9 +12,10 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FEED_EVENT_TYPES, matchesFilters, type FeedEvent, type FeedEventType, type Filter, type FilterableMemo, type Memo } from '@memex/contracts';
 import { decidableByDigests } from '@memex/runtime';
-import { eventually, filterCases, generateFilterMemos } from '@memex/testing';
+import { eventually } from '@memex/testing';
 import { httpsJson, type HttpsResponse } from '../../../test/support/https';
 import { listenHttps } from '../../../test/support/httpsListener';
+import { postSpaceMemos, spaceKeys, type SpaceKey } from '../../../test/support/spaceMemos';
 import { startStack, type Stack } from '../../../test/support/stack';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -64,7 +65,7 @@ describe(`no event outside a key's space, over ${RUNS} generated feed reads`, ()
   /** Each memo as it stood after each of its events, by event id. */
   const attributesAt = new Map<string, FilterableMemo>();
   const erased = new Set<string>();
-  let spaces: { name: string; filters: Filter[]; key: string }[];
+  let spaces: SpaceKey[];
   const counts = new Map<string, number>();
 
   const api = (method: string, path: string, key: string, body?: unknown): Promise<HttpsResponse<Json>> =>
@@ -83,27 +84,10 @@ describe(`no event outside a key's space, over ${RUNS} generated feed reads`, ()
     https = await listenHttps(stack.app, stack.dataDir);
     agent = new Agent({ keepAlive: true, maxSockets: 16, ca: https.ca });
     owner = (await stack.project('event-spaces')).key;
-    const used = new Set<string>();
-    const generated = generateFilterMemos(30, 50).map((m) => {
-      const ref = m.clientReferenceId && !used.has(m.clientReferenceId) ? m.clientReferenceId : null;
-      if (ref) used.add(ref);
-      return { ...m, clientReferenceId: ref };
-    });
-    const created = new Map<string, FilterableMemo>();
-    const ids: string[] = [];
-    for (const m of generated) {
-      const res = await api('POST', '/api/v1/memo', owner, {
-        title: m.title,
-        content: `${m.title}. A note about the quarterly otter survey, kept for the record.`,
-        metadata: m.metadata,
-        tags: m.tags,
-        ...(m.source ? { source: m.source } : {}),
-        ...(m.clientReferenceId ? { reference_id: m.clientReferenceId } : {}),
-      });
-      expect(res.status, res.text).toBe(200);
-      ids.push(res.body.memo_uuid);
-      created.set(res.body.memo_uuid, { title: m.title, source: m.source, clientReferenceId: m.clientReferenceId, tags: m.tags, metadata: m.metadata });
-    }
+    const { generated, ids } = await postSpaceMemos(api, owner, 30, 50);
+    const created = new Map<string, FilterableMemo>(
+      generated.map((m, i) => [ids[i]!, { title: m.title, source: m.source, clientReferenceId: m.clientReferenceId, tags: m.tags, metadata: m.metadata }]),
+    );
     const processed = new Map<string, FilterableMemo>();
     for (const id of ids) {
       const memo = await eventually(async () => {
@@ -123,12 +107,7 @@ describe(`no event outside a key's space, over ${RUNS} generated feed reads`, ()
       return events.filter((e) => e.type === 'memo.deleted').length === ERASED ? events : undefined;
     }, 30_000);
     for (const e of feed) attributesAt.set(e.id, e.type === 'memo.created' ? created.get(e.memo_uuid)! : processed.get(e.memo_uuid)!);
-    spaces = [];
-    for (const c of filterCases(generated).filter((c) => c.filters.length > 0)) {
-      const res = await api('POST', '/api/v1/project/keys', owner, { name: c.name, scopes: ['events:read'], filters: c.filters });
-      expect(res.status, res.text).toBe(200);
-      spaces.push({ name: c.name, filters: c.filters, key: res.body.api_key });
-    }
+    spaces = await spaceKeys(api, owner, generated, ['events:read']);
   }, 240_000);
 
   afterAll(async () => {
