@@ -68,6 +68,30 @@ describe('indexer kill -9 during ingestion', () => {
     return byMemo;
   };
 
+  /**
+   * A fresh indexer takes over; once every memo is processed, each holds exactly its chunks in
+   * the index and in the memo, and each event once in its history: nothing lost, nothing twice.
+   */
+  async function recoversExactlyOnce(key: string, projectId: string, ids: readonly string[], contents: readonly string[], indexDb: string, env: Record<string, string>): Promise<void> {
+    const second = spawnTs('services/indexer/src/main.ts', [], env);
+    try {
+      await eventually(async () => {
+        for (const id of ids) if ((await get(key, id)).pending) return false;
+        return true;
+      }, 120_000, 500);
+      const byMemo = indexedChunks(indexDb);
+      for (const [i, id] of ids.entries()) {
+        const expected = chunkText(contents[i]!).length;
+        expect((byMemo.get(id) ?? []).sort((a, b) => a - b)).toEqual(Array.from({ length: expected }, (_, k) => k));
+        expect((await get(key, id)).chunks.map((c) => c.chunk_index)).toEqual(Array.from({ length: expected }, (_, k) => k));
+        expect(await history(projectId, id)).toEqual({ MemoCreated: 1, MemoChunked: 1, MemoSummarized: 1 });
+      }
+    } finally {
+      second.kill('SIGTERM');
+      await exited(second);
+    }
+  }
+
   beforeAll(async () => {
     stack = await startStack({ indexer: false, env: { MEMEX_RATE_LIMIT: '0' } });
   }, 60_000);
@@ -102,25 +126,7 @@ describe('indexer kill -9 during ingestion', () => {
     db.close();
     expect(before).toBeLessThan(1000);
 
-    const second = spawnTs('services/indexer/src/main.ts', [], env);
-    try {
-      await eventually(async () => {
-        for (const id of ids) if ((await get(key, id)).pending) return false;
-        return true;
-      }, 120_000, 500);
-
-      const byMemo = indexedChunks(indexDb);
-      for (const [i, id] of ids.entries()) {
-        const expected = chunkText(contents[i]!).length;
-        expect((byMemo.get(id) ?? []).sort((a, b) => a - b)).toEqual(Array.from({ length: expected }, (_, k) => k));
-        const memo = await get(key, id);
-        expect(memo.chunks.map((c) => c.chunk_index)).toEqual(Array.from({ length: expected }, (_, k) => k));
-        expect(await history(projectId, id)).toEqual({ MemoCreated: 1, MemoChunked: 1, MemoSummarized: 1 });
-      }
-    } finally {
-      second.kill('SIGTERM');
-      await exited(second);
-    }
+    await recoversExactlyOnce(key, projectId, ids, contents, indexDb, env);
   }, 240_000);
 
   it('records each revision once when killed between a batch\'s index write and its record command', async () => {
@@ -137,22 +143,6 @@ describe('indexer kill -9 during ingestion', () => {
     expect(written.length).toBeGreaterThan(0);
     for (const id of written) expect((await history(projectId, id)).MemoChunked).toBeUndefined();
 
-    const second = spawnTs('services/indexer/src/main.ts', [], env);
-    try {
-      await eventually(async () => {
-        for (const id of ids) if ((await get(key, id)).pending) return false;
-        return true;
-      }, 120_000, 500);
-      const byMemo = indexedChunks(indexDb);
-      for (const [i, id] of ids.entries()) {
-        const expected = chunkText(contents[i]!).length;
-        expect((byMemo.get(id) ?? []).sort((a, b) => a - b)).toEqual(Array.from({ length: expected }, (_, k) => k));
-        expect((await get(key, id)).chunks.map((c) => c.chunk_index)).toEqual(Array.from({ length: expected }, (_, k) => k));
-        expect(await history(projectId, id)).toEqual({ MemoCreated: 1, MemoChunked: 1, MemoSummarized: 1 });
-      }
-    } finally {
-      second.kill('SIGTERM');
-      await exited(second);
-    }
+    await recoversExactlyOnce(key, projectId, ids, contents, indexDb, env);
   }, 240_000);
 });
