@@ -205,9 +205,45 @@ describe('memex import under the project rate limit', { timeout: 300_000 }, () =
     expect(run.code, run.stderr).toBe(0);
     const summary = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Summary;
     expect(summary).toMatchObject({ total: 80, created: 80, refused: [] });
+    // The waits were reported as they happened, not as a silent stall.
+    const progress = run.stdout.trim().split('\n').slice(0, -1).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(progress.some((p) => p.type === 'progress' && p.retry_status === 429 && typeof p.retry_in_s === 'number')).toBe(true);
     // 80 memos at 20 a second: at least three windows went by.
     expect((summary as unknown as { seconds: number }).seconds).toBeGreaterThanOrEqual(3);
     // (the list is one more request: it may wait for the next window too)
+    const listed = await eventually(async () => {
+      const res = await httpsJson<{ count: number }>('GET', `${https.url}/api/v1/memo?page_size=1`, { ca: https.ca, key });
+      return res.status === 200 ? res : undefined;
+    }, 10_000, 250);
+    expect(listed.body.count).toBe(80);
+  });
+
+  it('stops on Ctrl-C with a summary and exit 130; --resume creates the rest once', async () => {
+    const { key } = await stack.project('import-interrupted');
+    const dir = mkdtempSync(join(tmpdir(), 'memex-import-sigint-'));
+    const file = join(dir, 'interrupted.ndjson');
+    writeFileSync(file, Array.from({ length: 80 }, (_, i) => JSON.stringify({ title: `Stopped ${i}`, content: `Interrupted note ${i}.`, reference_id: `stopped-${i}` })).join('\n'));
+    const env = { MEMEX_URL: https.url, MEMEX_DATA_DIR: stack.dataDir, MEMEX_API_KEY: key };
+    const child = spawnTs('packages/cli/src/main.ts', ['import', file, '--json', '--batch_size', '10', '--concurrency', '2'], env);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    // Once some memos are in (the rest wait for the next windows), Ctrl-C.
+    await eventually(() => (/"done":[1-9]/.test(stdout) ? true : undefined), 60_000, 20);
+    child.kill('SIGINT');
+    expect(await exited(child)).toBe(130);
+    expect(stderr).toContain('memex: import stopped: interrupted (Ctrl-C)');
+    const stopped = JSON.parse(stdout.trim().split('\n').at(-1)!) as Summary & { error: string };
+    expect(stopped).toMatchObject({ type: 'summary', total: 80, error: 'interrupted (Ctrl-C)' });
+    expect(stopped.created).toBeLessThan(80);
+
+    const resumed = await runTs('packages/cli/src/main.ts', ['import', file, '--resume', '--json', '--batch_size', '10'], env);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).not.toContain('MaxListenersExceededWarning');
+    const summary = JSON.parse(resumed.stdout.trim().split('\n').at(-1)!) as Summary;
+    expect(summary.skipped).toBeGreaterThanOrEqual(stopped.created);
+    expect(summary.skipped + summary.created).toBe(80);
     const listed = await eventually(async () => {
       const res = await httpsJson<{ count: number }>('GET', `${https.url}/api/v1/memo?page_size=1`, { ca: https.ca, key });
       return res.status === 200 ? res : undefined;

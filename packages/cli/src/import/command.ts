@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { MAX_BATCH_MEMOS, MemexApiError, type CreateMemoBody, type CreateMemosItem, type MemexClient } from '@memex/client';
+import { MAX_BATCH_MEMOS, MemexApiError, retryAfterMs, type CreateMemoBody, type CreateMemosItem, type MemexClient } from '@memex/client';
 import { ERRORS } from '@memex/contracts';
 import { cliClient } from '../client';
 import { USAGE, options } from '../options';
@@ -11,14 +12,14 @@ import { describeItem, folderItems, itemPlace, ndjsonItems, type ImportItem } fr
 
 const DEFAULT_BATCH_SIZE = 256;
 const DEFAULT_CONCURRENCY = 4;
-/** Memos whose status --wait polls at once, and how often each. */
-const WAIT_CONCURRENCY = 8;
+/** The pause between two passes of --wait over the memo list. */
 const WAIT_POLL_MS = 500;
 /** Times a batch with transiently refused memos is sent again, whole and under its key, and the first pause. */
 const TRANSIENT_RETRIES = 3;
 const TRANSIENT_PAUSE_MS = 1_000;
 /** Retries of one request answered 429 or 503 (each after Retry-After, at most 60 s). */
 const RATE_LIMIT_RETRIES = 20;
+const MAX_RETRY_DELAY_MS = 60_000;
 
 /** What one request sends: memos for the batch route, or one file to upload, under one idempotency key. */
 interface Unit {
@@ -71,8 +72,14 @@ export async function runImport(args: string[]): Promise<number> {
   const folder = statSync(input, { throwIfNoEntry: false });
   if (!folder) throw new Error(`cannot read ${positionals[0]}: no such file or folder`);
   const manifestPath = resolve(values.manifest ?? `${input.replace(/\/+$/, '')}.memex-import`);
-  // A bulk import meets the project's rate limit by design: it waits out Retry-After rather than stop.
-  const client = cliClient(values).with({ ...(values.project ? { projectId: values.project } : {}), maxRetries: RATE_LIMIT_RETRIES, maxRetryDelayMs: 60_000 });
+  const progress = new Progress(values.json ? 'json' : process.stderr.isTTY ? 'bar' : 'lines');
+  // A bulk import meets the project's rate limit by design: it waits out Retry-After rather than
+  // stop, and the progress report shows the wait.
+  const onResponse = (res: Response) => {
+    const wait = res.status === 429 || res.status === 503 ? retryAfterMs(res.headers.get('retry-after')) : undefined;
+    if (wait !== undefined) progress.rateLimited(Math.min(wait, MAX_RETRY_DELAY_MS), res.status);
+  };
+  const client = cliClient({ ...values, onResponse }).with({ ...(values.project ? { projectId: values.project } : {}), maxRetries: RATE_LIMIT_RETRIES, maxRetryDelayMs: MAX_RETRY_DELAY_MS });
 
   let manifest: Manifest;
   if (Manifest.exists(manifestPath)) {
@@ -103,11 +110,24 @@ export async function runImport(args: string[]): Promise<number> {
   for (const file of files) units.push({ key: `memex-import-${randomUUID()}`, items: [file] });
   for (let i = 0; i < memos.length; i += batchSize) units.push({ key: `memex-import-${randomUUID()}`, items: memos.slice(i, i + batchSize) });
 
-  const progress = new Progress(values.json ? 'json' : process.stderr.isTTY ? 'bar' : 'lines');
   const figures: ProgressFigures = { phase: 'import', done: skipped + refused.length, total: items.length, doneThisRun: 0, startedAt: Date.now() };
   let created = 0;
   let single = false;
   let stopped: unknown;
+  // Ctrl-C stops the import cleanly: requests in flight are abandoned (the manifest has them as
+  // sent, so --resume sends them again under their keys) and the summary says how far it got.
+  // A second Ctrl-C exits at once.
+  const abort = new AbortController();
+  const { signal } = abort;
+  // Every request in flight and every retry pause listens to it: no leak, so no limit.
+  setMaxListeners(0, signal);
+  const interrupted = new Error('interrupted (Ctrl-C)');
+  const onSigint = () => {
+    if (signal.aborted) process.exit(130);
+    stopped ??= interrupted;
+    abort.abort();
+  };
+  process.on('SIGINT', onSigint);
 
   const settle = (results: { item: string; result: CreateMemosItem }[]) => {
     for (const { item, result } of results) {
@@ -130,17 +150,17 @@ export async function runImport(args: string[]): Promise<number> {
     const first = unit.items[0]!;
     try {
       if (first.kind === 'file') {
-        const { memo_uuid } = await client.uploadMemo(new Blob([readFileSync(first.path)]), first.name, {}, { idempotencyKey: unit.key });
+        const { memo_uuid } = await client.uploadMemo(new Blob([readFileSync(first.path)]), first.name, {}, { idempotencyKey: unit.key, signal });
         return settle([{ item: first.item, result: { ok: true, memo_uuid } }]);
       }
       const bodies = unit.items.map((i) => (i as { body: CreateMemoBody }).body);
       const batched = !single;
       try {
-        let results = batched ? await client.createMemos(bodies, { idempotencyKey: unit.key, batchSize: MAX_BATCH_MEMOS }) : await oneByOne(client, bodies, unit.key);
+        let results = batched ? await client.createMemos(bodies, { idempotencyKey: unit.key, batchSize: MAX_BATCH_MEMOS, signal }) : await oneByOne(client, bodies, unit.key, signal);
         // Same key, same body: the server answers what it created and tries the rest again.
         for (let retry = 0; batched && retry < TRANSIENT_RETRIES && results.some((r) => !r.ok && transient(r.status)); retry++) {
           await new Promise((r) => setTimeout(r, TRANSIENT_PAUSE_MS * 2 ** retry));
-          results = await client.createMemos(bodies, { idempotencyKey: unit.key, batchSize: MAX_BATCH_MEMOS });
+          results = await client.createMemos(bodies, { idempotencyKey: unit.key, batchSize: MAX_BATCH_MEMOS, signal });
         }
         settle(unit.items.map((i, n) => ({ item: i.item, result: results[n]! })));
       } catch (error) {
@@ -148,7 +168,7 @@ export async function runImport(args: string[]): Promise<number> {
         // An older server without the batch route: one POST per memo, each under `<key>.<n>`.
         if (!single) console.error('memex: the server has no batch route (POST /api/v1/memo/batch answered 404); importing one memo per request');
         single = true;
-        const results = await oneByOne(client, bodies, unit.key);
+        const results = await oneByOne(client, bodies, unit.key, signal);
         settle(unit.items.map((i, n) => ({ item: i.item, result: results[n]! })));
       }
     } catch (error) {
@@ -183,7 +203,17 @@ export async function runImport(args: string[]): Promise<number> {
 
   let failed: { item: string; memo_uuid: string; error_reason: string | null }[] = [];
   let processed = 0;
-  if (values.wait && stopped === undefined) ({ processed, failed } = await waitProcessed(client, items, manifest, progress));
+  let waited = false;
+  if (values.wait && stopped === undefined) {
+    try {
+      ({ processed, failed } = await waitProcessed(client, items, manifest, progress, signal));
+      waited = true;
+    } catch (error) {
+      progress.finish();
+      stopped ??= error;
+    }
+  }
+  process.off('SIGINT', onSigint);
 
   const order = new Map(items.map((i, n) => [i.item, n]));
   refused.sort((a, b) => (order.get(a.item) ?? 0) - (order.get(b.item) ?? 0));
@@ -197,12 +227,12 @@ export async function runImport(args: string[]): Promise<number> {
     refused: refused.map((r) => ({ ...itemPlace(r.item), status: r.status, error: r.error })),
     seconds: Number(seconds.toFixed(1)),
     memos_per_s: Number((figures.doneThisRun / Math.max(seconds, 0.001)).toFixed(1)),
-    ...(values.wait && stopped === undefined ? { processed, failed: failed.map((f) => ({ ...itemPlace(f.item), memo_uuid: f.memo_uuid, error_reason: f.error_reason })) } : {}),
+    ...(waited ? { processed, failed: failed.map((f) => ({ ...itemPlace(f.item), memo_uuid: f.memo_uuid, error_reason: f.error_reason })) } : {}),
     ...(stopped === undefined ? {} : { error: (stopped as Error).message }),
   };
   if (values.json) console.log(JSON.stringify(summary));
   else {
-    console.log(`imported ${input}: ${items.length} items in ${summary.seconds} s (${summary.memos_per_s} memos/s): ${created} created, ${skipped} created by an earlier run, ${refused.length} refused`);
+    console.log(`${stopped === undefined ? 'imported' : 'stopped'} ${input}: ${items.length} items in ${summary.seconds} s (${summary.memos_per_s} memos/s): ${created} created, ${skipped} created by an earlier run, ${refused.length} refused`);
     if (refused.length > 0) {
       console.log('refused:');
       for (const r of refused) console.log(`  ${describeItem(r.item)}: ${r.status} ${r.error}`);
@@ -215,17 +245,17 @@ export async function runImport(args: string[]): Promise<number> {
   }
   if (stopped !== undefined) {
     console.error(`memex: import stopped: ${(stopped as Error).message}\nmemex import --resume continues it; nothing created is created twice`);
-    return 1;
+    return stopped === interrupted ? 130 : 1;
   }
   return refused.length > 0 || failed.length > 0 ? 1 : 0;
 }
 
 /** The batch route's results from one POST per memo (servers without it), each under `<key>.<n>`. */
-async function oneByOne(client: MemexClient, bodies: CreateMemoBody[], key: string): Promise<CreateMemosItem[]> {
+async function oneByOne(client: MemexClient, bodies: CreateMemoBody[], key: string, signal: AbortSignal): Promise<CreateMemosItem[]> {
   const results: CreateMemosItem[] = [];
   for (const [n, body] of bodies.entries()) {
     try {
-      results.push(await client.createMemo(body, { idempotencyKey: `${key}.${n}` }));
+      results.push(await client.createMemo(body, { idempotencyKey: `${key}.${n}`, signal }));
     } catch (error) {
       if (fatal(error)) throw error;
       results.push({ ok: false, status: (error as MemexApiError).status, error: (error as MemexApiError).message });
@@ -234,32 +264,50 @@ async function oneByOne(client: MemexClient, bodies: CreateMemoBody[], key: stri
   return results;
 }
 
-/** Polls every memo the import created until none is `processing`; those in `error` come back. */
-async function waitProcessed(client: MemexClient, items: ImportItem[], manifest: Manifest, progress: Progress) {
-  const ids = items.flatMap((i) => {
+/**
+ * Waits until no memo the import created is `processing`; those in `error` come back with their
+ * reason. It reads the memo list, 100 a page, newest first: an import's memos are the project's
+ * newest, so a pass costs about one request per 100 memos, not one per memo. A memo a pass did not
+ * find in the list (moved between pages by other writes, or deleted) is asked for by its status.
+ */
+async function waitProcessed(client: MemexClient, items: ImportItem[], manifest: Manifest, progress: Progress, signal: AbortSignal) {
+  const waiting = new Map<string, { item: string; memo_uuid: string }>();
+  for (const i of items) {
     const memoUuid = manifest.state.created.get(i.item);
-    return memoUuid ? [{ item: i.item, memo_uuid: memoUuid }] : [];
-  });
-  const figures: ProgressFigures = { phase: 'wait', done: 0, total: ids.length, doneThisRun: 0, startedAt: Date.now() };
+    if (memoUuid) waiting.set(memoUuid, { item: i.item, memo_uuid: memoUuid });
+  }
+  const figures: ProgressFigures = { phase: 'wait', done: 0, total: waiting.size, doneThisRun: 0, startedAt: Date.now() };
   const failed: { item: string; memo_uuid: string; error_reason: string | null }[] = [];
-  let next = 0;
+  const settle = async (memoUuid: string, status: 'processing' | 'processed' | 'error', reason?: string | null) => {
+    if (status === 'processing') return;
+    const memo = waiting.get(memoUuid)!;
+    waiting.delete(memoUuid);
+    if (status === 'error') failed.push({ ...memo, error_reason: reason !== undefined ? reason : (await client.getMemoStatus(memoUuid, { signal })).error_reason });
+    figures.done++;
+    figures.doneThisRun++;
+  };
   progress.update(figures, true);
-  await Promise.all(
-    Array.from({ length: Math.min(WAIT_CONCURRENCY, ids.length) }, async () => {
-      while (next < ids.length) {
-        const memo = ids[next++]!;
-        for (;;) {
-          const status = await client.getMemoStatus(memo.memo_uuid);
-          if (status.status === 'error') failed.push({ ...memo, error_reason: status.error_reason });
-          if (status.status !== 'processing') break;
-          await new Promise((r) => setTimeout(r, WAIT_POLL_MS));
-        }
-        figures.done++;
-        figures.doneThisRun++;
-        progress.update(figures);
+  while (waiting.size > 0) {
+    const unseen = new Set(waiting.keys());
+    for (let page = 1; unseen.size > 0; page++) {
+      const list = await client.listMemos({ page, page_size: 100 }, { signal });
+      for (const row of list.results) if (unseen.delete(row.uuid)) await settle(row.uuid, row.processing_status);
+      progress.update(figures);
+      if (page >= list.total_pages) break;
+    }
+    for (const memoUuid of unseen) {
+      try {
+        const status = await client.getMemoStatus(memoUuid, { signal });
+        await settle(memoUuid, status.status, status.error_reason);
+      } catch (error) {
+        if (!(error instanceof MemexApiError && error.status === 404)) throw error;
+        await settle(memoUuid, 'error', `${error.status} ${error.message}`);
       }
-    }),
-  );
+    }
+    progress.update(figures);
+    signal.throwIfAborted();
+    if (waiting.size > 0) await new Promise((r) => setTimeout(r, WAIT_POLL_MS));
+  }
   progress.update(figures, true);
   progress.finish();
   return { processed: figures.done - failed.length, failed };
