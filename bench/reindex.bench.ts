@@ -7,11 +7,17 @@
  * ingestion of the same memos and the embedder alone on them, in the same run.
  *
  *   tsx bench/reindex.bench.ts [--memos 2000] [--chars 1500] [--batch-size 256] [--concurrency 4]
+ *                              [--log FILE] [--log-level warn] [--stall-seconds 600]
  *
  * At `--memos 100000` the ingestion takes a while; it waits on the event feed, not on one GET per memo.
+ * Progress goes to stderr every few seconds (posted, processed, replayed); `--log` appends the
+ * stack's own output (at `--log-level`) to FILE as it comes. The bench fails, naming memos, when the
+ * feed shows none of them processed for `--stall-seconds`, and says so when the rebuild's progress
+ * does not move for that long.
  */
+import { appendFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { runTs } from '../test/support/processes';
+import { spawnTs } from '../test/support/processes';
 import { startProcessStack } from '../test/support/processStack';
 import { httpsJson } from '../test/support/https';
 import { embedderAloneMemosPerSecond } from './support/embedderAlone';
@@ -25,16 +31,71 @@ const { values } = parseArgs({
     chars: { type: 'string', default: '1500' },
     'batch-size': { type: 'string', default: '256' },
     concurrency: { type: 'string', default: '4' },
+    log: { type: 'string' },
+    'log-level': { type: 'string', default: 'warn' },
+    'stall-seconds': { type: 'string', default: '600' },
   },
 });
 const MEMOS = Number(values.memos);
 const CHARS = Number(values.chars);
+const STALL_MS = Number(values['stall-seconds']) * 1000;
+const began = performance.now();
+/** A progress line on stderr, with the seconds since the bench began. */
+const progress = (line: string) => console.error(`[${((performance.now() - began) / 1000).toFixed(0).padStart(5)} s] ${line}`);
+/** `progress`, at most every 5 s (and always for the last of a count). */
+const every = (what: (n: number) => string, of: number) => {
+  let last = 0;
+  return (n: number) => {
+    if (n < of && performance.now() - last < 5000) return;
+    last = performance.now();
+    progress(what(n));
+  };
+};
+
 const texts = memoTexts(MEMOS, CHARS);
+progress(`${texts.length} memo texts made`);
 
 /** The embedder's rate is per memo: a sample of these memos measures it (all 100k would take minutes). */
 const alone = await embedderAloneMemosPerSecond(texts.slice(0, 5000));
+progress(`embedder alone: ${alone.toFixed(0)} memos/s`);
 
-const stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0' });
+const stack = await startProcessStack({ MEMEX_RATE_LIMIT: '0', LOG_LEVEL: values['log-level'] });
+if (values.log) {
+  const log = values.log;
+  const tee = (d: Buffer) => appendFileSync(log, d);
+  stack.process.stdout!.on('data', tee);
+  stack.process.stderr!.on('data', tee);
+}
+progress('stack started');
+
+/**
+ * Runs the CLI, its lines passed on to stderr as they come (the rebuild's progress, a line each time
+ * it moves), with a line of our own each `STALL_MS` it says nothing new.
+ */
+function cli(args: string[]): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawnTs('packages/cli/src/main.ts', args, stack.env);
+    let stderr = '';
+    let saidAt = performance.now();
+    const quiet = setInterval(() => {
+      const s = (performance.now() - saidAt) / 1000;
+      if (s * 1000 >= STALL_MS) progress(`memex ${args[0]}: nothing new for ${s.toFixed(0)} s (stalled? see --log)`);
+    }, STALL_MS);
+    child.once('exit', () => clearInterval(quiet));
+    const pass = (d: Buffer) => {
+      saidAt = performance.now();
+      for (const line of d.toString().split('\n').filter(Boolean)) progress(`memex ${args[0]}: ${line}`);
+    };
+    child.stdout!.on('data', pass);
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      pass(d);
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code: code ?? -1, stderr }));
+  });
+}
+
 try {
   const send = <T,>(method: string, url: string, body?: unknown) =>
     httpsJson<T>(method, `${stack.base}${url}`, { key: stack.key, agent: stack.agent, ...(body === undefined ? {} : { body }) });
@@ -46,20 +107,26 @@ try {
     });
   const started = performance.now();
   let how = `batches of ${values['batch-size']}`;
-  const { ids } = await postBulk(call, texts, Number(values['batch-size']), Number(values.concurrency)).catch(async (error: unknown) => {
+  const onPosted = every((n) => `posted ${n}/${MEMOS}`, MEMOS);
+  const { ids } = await postBulk(call, texts, Number(values['batch-size']), Number(values.concurrency), onPosted).catch(async (error: unknown) => {
     if (!(error instanceof NoBatchRoute)) throw error;
     console.log(`${error.message}: one POST per memo at concurrency 32`);
     how = 'one POST per memo';
     return postSingle(call, texts, 32);
   });
-  await waitFeed(call, ids, undefined, 500);
+  await waitFeed(call, ids, undefined, {
+    pollMs: 500,
+    onSeen: every((n) => `processed ${n}/${MEMOS} (memo.processed or memo.failed on the feed)`, MEMOS),
+    stallMs: STALL_MS,
+  });
   const ingestSeconds = (performance.now() - started) / 1000;
 
   const t = performance.now();
-  const cli = await runTs('packages/cli/src/main.ts', ['reindex', '--rebuild', '--wait'], stack.env);
+  const rebuilt = await cli(['reindex', '--rebuild', '--wait']);
   const rebuildSeconds = (performance.now() - t) / 1000;
-  if (cli.code !== 0) throw new Error(`memex reindex --rebuild failed: ${cli.stderr}`);
-  const chunks = await chunksOf(call, ids, 16);
+  if (rebuilt.code !== 0) throw new Error(`memex reindex --rebuild failed: ${rebuilt.stderr}`);
+  progress(`rebuilt in ${rebuildSeconds.toFixed(1)} s; reading every memo back`);
+  const chunks = await chunksOf(call, ids, 16, every((n) => `read back ${n}/${MEMOS}`, MEMOS));
   const probe = await call<{ results: unknown[] }>('POST', '/api/v1/search', { query: 'the', search_method: 'chunk_vector_search', limit: 5 });
   if (probe.status !== 200 || probe.body.results.length === 0) throw new Error(`search after the rebuild found nothing: ${probe.text}`);
 

@@ -32,8 +32,18 @@ export async function postSingle(call: Call, texts: readonly string[], concurren
   return { ids, latencies };
 }
 
-/** POST /api/v1/memo/batch in batches of `batchSize`, `concurrency` batches at once; throws NoBatchRoute on 404. */
-export async function postBulk(call: Call, texts: readonly string[], batchSize: number, concurrency: number): Promise<Posted> {
+/**
+ * POST /api/v1/memo/batch in batches of `batchSize`, `concurrency` batches at once; throws NoBatchRoute on 404.
+ * `onPosted` is told the memos answered so far after each batch.
+ */
+export async function postBulk(
+  call: Call,
+  texts: readonly string[],
+  batchSize: number,
+  concurrency: number,
+  onPosted?: (posted: number) => void,
+): Promise<Posted> {
+  let posted = 0;
   const latencies: number[] = [];
   const batches: string[][] = [];
   for (let i = 0; i < texts.length; i += batchSize) batches.push(texts.slice(i, i + batchSize));
@@ -47,12 +57,35 @@ export async function postBulk(call: Call, texts: readonly string[], batchSize: 
     latencies.push(performance.now() - t);
     if (res.status === 404) throw new NoBatchRoute();
     if (res.status !== 200) throw new Error(`POST /memo/batch failed: ${res.status} ${res.text}`);
-    return res.body.results.map((r) => {
+    const ids = res.body.results.map((r) => {
       if (!r.ok) throw new Error(`a memo of the batch was refused: ${r.status} ${r.error}`);
       return r.memo_uuid;
     });
+    posted += ids.length;
+    onPosted?.(posted);
+    return ids;
   }), concurrency);
   return { ids: answers.flat(), latencies };
+}
+
+/** Options of {@link waitFeed}. */
+export interface WaitFeedOptions {
+  /** Milliseconds between polls once the feed is read to its end. */
+  pollMs?: number;
+  /** Told how many of the ids were seen so far, after each page. */
+  onSeen?: (seen: number) => void;
+  /** Throws (naming memos still unseen) when no new one was seen for this long; none: waits as long as it takes. */
+  stallMs?: number;
+}
+
+/** The feed gave no new `memo.processed`/`memo.failed` for the memos still waited on within `stallMs`. */
+export class FeedStalled extends Error {
+  constructor(readonly waiting: readonly string[], total: number, stallMs: number, cursor: string | undefined) {
+    super(
+      `no memo.processed or memo.failed on the feed for ${waiting.length} of ${total} memos in ${Math.round(stallMs / 1000)} s ` +
+        `(feed read to ${cursor ?? 'its start'}); e.g. ${waiting.slice(0, 5).join(', ')}`,
+    );
+  }
 }
 
 /**
@@ -60,30 +93,42 @@ export async function postBulk(call: Call, texts: readonly string[], batchSize: 
  * project's event feed after `after` every `pollMs`: a few requests per thousand memos, where one
  * GET per memo would load the stack it measures. Returns when that was seen and the feed's cursor.
  */
-export async function waitFeed(call: Call, ids: readonly string[], after?: string, pollMs = 50): Promise<{ at: number; next: string | undefined; failed: number }> {
+export async function waitFeed(
+  call: Call,
+  ids: readonly string[],
+  after?: string,
+  { pollMs = 50, onSeen, stallMs }: WaitFeedOptions = {},
+): Promise<{ at: number; next: string | undefined; failed: number }> {
   const waiting = new Set(ids);
   let failed = 0;
   let cursor = after;
+  let movedAt = performance.now();
   for (;;) {
     const res = await call<{ events: { type: string; memo_uuid: string }[]; next: string | null }>(
       'GET',
       `/api/v1/events?limit=1000&types=memo.processed,memo.failed${cursor ? `&after=${encodeURIComponent(cursor)}` : ''}`,
     );
     if (res.status !== 200) throw new Error(`GET /events failed: ${res.status} ${res.text}`);
+    const before = waiting.size;
     for (const e of res.body.events) {
       if (waiting.delete(e.memo_uuid) && e.type === 'memo.failed') failed++;
     }
     cursor = res.body.next ?? cursor;
+    onSeen?.(ids.length - waiting.size);
     if (waiting.size === 0) return { at: Date.now(), next: cursor, failed };
+    if (waiting.size < before) movedAt = performance.now();
+    else if (stallMs !== undefined && performance.now() - movedAt > stallMs) throw new FeedStalled([...waiting], ids.length, stallMs, cursor);
     if (res.body.events.length < 1000) await new Promise((r) => setTimeout(r, pollMs));
   }
 }
 
-/** After the timed part: every memo read back `pending: false`, and their chunks counted. */
-export async function chunksOf(call: Call, ids: readonly string[], concurrency = 8): Promise<number> {
+/** After the timed part: every memo read back `pending: false`, and their chunks counted (`onRead`: how many so far). */
+export async function chunksOf(call: Call, ids: readonly string[], concurrency = 8, onRead?: (read: number) => void): Promise<number> {
+  let read = 0;
   const counts = await pool(ids.map((id) => async () => {
     const res = await call<Memo>('GET', `/api/v1/memo/${id}`);
     if (res.status !== 200 || res.body.pending) throw new Error(`memo ${id} is not processed after its memo.processed event: ${res.status} ${res.text.slice(0, 200)}`);
+    onRead?.(++read);
     return res.body.chunks.length;
   }), concurrency);
   return counts.reduce((a, b) => a + b, 0);
