@@ -218,6 +218,29 @@ describe('memex import under the project rate limit', { timeout: 300_000 }, () =
     expect(listed.body.count).toBe(80);
   });
 
+  it('splits a batch larger than the whole rate limit (413) until it fits, and creates every memo once', async () => {
+    const { key } = await stack.project('import-oversized');
+    const dir = mkdtempSync(join(tmpdir(), 'memex-import-oversized-'));
+    const file = join(dir, 'oversized.ndjson');
+    writeFileSync(file, Array.from({ length: 60 }, (_, i) => JSON.stringify({ title: `Oversized ${i}`, content: `Oversized batch note ${i}.`, reference_id: `oversized-${i}` })).join('\n'));
+    // More memos than the whole limit: no wait would let them through, so 413 naming the size that goes.
+    const never = await httpsJson('POST', `${https.url}/api/v1/memo/batch`, { ca: https.ca, key, body: { memos: Array.from({ length: 21 }, (_, i) => ({ title: `Never ${i}`, content: 'short' })) } });
+    expect({ status: never.status, body: never.body }).toEqual({
+      status: 413,
+      body: { error: 'The batch holds more memos than the rate limit allows in one window: send at most 20 memos per batch' },
+    });
+    expect(never.headers['retry-after']).toBeUndefined();
+    // 60 memos in one batch against a limit of 20 a window: refused whole, then sent as halves of halves.
+    const run = await runTs('packages/cli/src/main.ts', ['import', file, '--json', '--batch_size', '60', '--concurrency', '1'], { MEMEX_URL: https.url, MEMEX_DATA_DIR: stack.dataDir, MEMEX_API_KEY: key });
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Summary).toMatchObject({ total: 60, created: 60, refused: [] });
+    const listed = await eventually(async () => {
+      const res = await httpsJson<{ count: number }>('GET', `${https.url}/api/v1/memo?page_size=1`, { ca: https.ca, key });
+      return res.status === 200 ? res : undefined;
+    }, 10_000, 250);
+    expect(listed.body.count).toBe(60);
+  });
+
   it('stops on Ctrl-C with a summary and exit 130; --resume creates the rest once', async () => {
     const { key } = await stack.project('import-interrupted');
     const dir = mkdtempSync(join(tmpdir(), 'memex-import-sigint-'));

@@ -35,6 +35,8 @@ export const ERRORS = {
   ReferenceIdTaken: { status: 409, text: 'reference_id is already used by another memo in this project' },
   PayloadTooLarge: { status: 413, text: 'Request body is too large' },
   FileTooLarge: { status: 413, text: 'The file is larger than the upload limit' },
+  /** A batch of more memos than the project's rate limit counts in one window: no wait would let it through. */
+  BatchOverRateLimit: { status: 413, text: 'The batch holds more memos than the rate limit allows in one window' },
   EmptyFile: { status: 400, text: 'The file is empty' },
   FileRequired: { status: 400, text: 'A multipart upload needs a file part named "file"' },
   UnsupportedFileType: { status: 415, text: 'Unsupported file type' },
@@ -57,7 +59,7 @@ export const ERRORS = {
 export type ErrorCode = keyof typeof ERRORS;
 
 /** Codes whose spec text is a prefix followed by `: <details>`. */
-const PREFIXED: ReadonlySet<ErrorCode> = new Set(['WebhookUrlRefused', 'InvalidFilter', 'AgentError', 'UnsupportedFileType', 'FileTypeMismatch', 'FileTooLarge']);
+const PREFIXED: ReadonlySet<ErrorCode> = new Set(['WebhookUrlRefused', 'InvalidFilter', 'AgentError', 'UnsupportedFileType', 'FileTypeMismatch', 'FileTooLarge', 'BatchOverRateLimit']);
 /** Codes whose detail is the whole client-facing text (validation messages the spec leaves open). */
 const REPLACED: ReadonlySet<ErrorCode> = new Set(['InvalidRequest']);
 

@@ -56,6 +56,8 @@ export function requestContext(deps: GatewayDeps, request: FastifyRequest, reply
   // The route's scope is checked here, for every API route, before any work.
   const caller = checkAccess(request, principal, projectId);
   if (deps.limiter.enabled) {
+    // A 429 would be a promise no wait keeps: say what size goes through (clients split on 413).
+    if (cost > deps.limiter.limit) throw new MemexError('BatchOverRateLimit', `send at most ${deps.limiter.limit} memos per batch`);
     const decision = deps.limiter.take(projectId, cost);
     const resetS = Math.ceil(decision.resetMs / 1000);
     reply.header('RateLimit-Limit', decision.limit);

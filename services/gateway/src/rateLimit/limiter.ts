@@ -65,6 +65,11 @@ export class RateLimiter {
     return this.options.limit > 0;
   }
 
+  /** Requests (memos, for a batch) per key per window. */
+  get limit(): number {
+    return this.options.limit;
+  }
+
   private counts(window: number, key: string): WindowCounts {
     let byKey = this.windows.get(window);
     if (!byKey) {
