@@ -17,7 +17,10 @@
  *
  *   tsx bench/ingest.bench.ts [--mode both|bulk|single] [--memos 2000] [--chars 1500] [--concurrency 32]
  *     [--batch-size 256] [--bulk-concurrency 4] [--search-memos 2000] [--search-concurrency 8]
- *     [--large-chars 2000000] [--profile <dir>]
+ *     [--large-chars 2000000] [--profile <dir>] [--pause-processing]
+ *
+ * `--pause-processing` stops the indexer, agent and extractor (SIGSTOP) during each POST phase and
+ * lets them go (SIGCONT) when it ends: the POST phase is then the write path alone.
  *
  * `--profile <dir>` writes a V8 CPU profile of each service process there when the stack stops
  * (open in Chrome DevTools, or summarize with `tsx bench/support/profile.ts <dir>`).
@@ -52,6 +55,8 @@ const { values } = parseArgs({
     'search-concurrency': { type: 'string', default: '8' },
     'large-chars': { type: 'string', default: '2000000' },
     profile: { type: 'string' },
+    /** Stops the indexer, agent and extractor (SIGSTOP) while memos are POSTed: the POST path alone. */
+    'pause-processing': { type: 'boolean', default: false },
   },
 });
 if (!['both', 'bulk', 'single'].includes(values.mode)) throw new Error('--mode is both, bulk or single');
@@ -139,8 +144,16 @@ try {
 async function phase(stack: ProcessStack, call: Call, post: () => Promise<Posted>): Promise<{ processedPerSecond: number; table: [string, string][] }> {
   const cpuBefore = stack.process.pid ? cpuSnapshot(stack.process.pid) : new Map();
   const natsBefore = await natsTraffic(monitorPort);
+  // With --pause-processing the consumers hold still while the POSTs run, so the POST phase is the
+  // write path alone, not the write path competing with processing for the same cores.
+  const paused = values['pause-processing'] && stack.process.pid
+    ? [...cpuSnapshot(stack.process.pid)].filter(([, p]) => ['indexer', 'agent', 'extractor'].includes(p.name)).map(([pid]) => pid)
+    : [];
+  for (const pid of paused) process.kill(pid, 'SIGSTOP');
   const started = Date.now();
-  const { ids, latencies } = await post();
+  const { ids, latencies } = await post().finally(() => {
+    for (const pid of paused) process.kill(pid, 'SIGCONT');
+  });
   const posted = Date.now();
   const feed = await waitFeed(call, ids, feedCursor);
   feedCursor = feed.next;
@@ -154,7 +167,7 @@ async function phase(stack: ProcessStack, call: Call, post: () => Promise<Posted
   return {
     processedPerSecond: ids.length / seconds,
     table: [
-      ['POST phase', `${postSeconds.toFixed(1)} s, ${(ids.length / postSeconds).toFixed(0)} memos/s POSTed, ${latencies.length} requests: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`],
+      [paused.length > 0 ? 'POST phase, processing paused' : 'POST phase', `${postSeconds.toFixed(1)} s, ${(ids.length / postSeconds).toFixed(0)} memos/s POSTed, ${latencies.length} requests: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`],
       ['first POST → all pending:false', `${seconds.toFixed(1)} s${feed.failed ? ` (${feed.failed} failed)` : ''}`],
       ['processed', `${(ids.length / seconds).toFixed(1)} memos/s, ${(chunks / seconds).toFixed(1)} chunks/s (${chunks} chunks)`],
       ['embedder alone (same chunks)', `${alone.toFixed(0)} memos/s; stack / embedder ${((ids.length / seconds) / alone).toFixed(2)}`],
