@@ -13,7 +13,7 @@ import { Streams } from '@memex/contracts';
 import { IndexStateStore } from '@memex/runtime';
 import { eventually, tempDir } from '@memex/testing';
 import { REPO_ROOT } from '../support/paths';
-import { runTs } from '../support/processes';
+import { exited, runTs, spawnTs } from '../support/processes';
 import { startStack, type Stack } from '../support/stack';
 
 describe('re-index to another embedding model', () => {
@@ -174,4 +174,39 @@ describe('rebuild of a lost index', () => {
     expect(await search()).not.toContain(erased);
     expect((await IndexStateStore.open(stack.nc).then((s) => s.read())).state).toEqual({ activeModel: 'memex-glove-100d' });
   }, 120_000);
+});
+
+describe('memex reindex --wait when the indexer running the job stops reporting', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ indexer: false, env: { MEMEX_RATE_LIMIT: '0' } });
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('says so instead of waiting without a word, and follows the job again once it reports', async () => {
+    const store = await IndexStateStore.open(stack.nc);
+    await store.update(() => ({ activeModel: 'memex-glove-100d' }));
+    const cli = spawnTs('packages/cli/src/main.ts', ['reindex', '--rebuild', '--wait'], stack.env);
+    let out = '';
+    cli.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const code = exited(cli);
+    try {
+      await eventually(async () => (out.includes('waiting for an indexer to take the job') ? true : undefined), 30_000, 100);
+      // An indexer took the job, replayed a tenth of the log and went quiet a minute ago.
+      const quiet = new Date(Date.now() - 60_000).toISOString();
+      await store.update((s) => (s?.reindex ? { ...s, reindex: { ...s.reindex, owner: 'indexer-gone', heartbeatAt: quiet, replayed: 10, total: 100 } } : undefined));
+      await eventually(async () => (out.includes('no word from the indexer running the job (indexer-gone) for over 30 s') ? true : undefined), 15_000, 100);
+      expect(out).not.toMatch(/replayed 10\/100/);
+      // Another indexer takes over and reports: the CLI follows it to the end.
+      await store.update((s) => (s?.reindex ? { ...s, reindex: { ...s.reindex, owner: 'indexer-new', heartbeatAt: new Date().toISOString(), replayed: 50 } } : undefined));
+      await eventually(async () => (out.includes('replayed 50/100 of the log') ? true : undefined), 15_000, 100);
+      await store.update((s) => (s ? { activeModel: s.activeModel } : undefined));
+      expect(await code).toBe(0);
+      expect(out).toMatch(/done: the index now serves memex-glove-100d/);
+    } finally {
+      cli.kill('SIGTERM');
+    }
+  }, 90_000);
 });

@@ -1,4 +1,4 @@
-import { IndexStateStore, type IndexState } from '@memex/runtime';
+import { IndexStateStore, REINDEX_OWNER_TIMEOUT_MS, reindexOwnerSilent, type IndexState } from '@memex/runtime';
 import { options } from './options';
 import { connectCli } from './nats';
 
@@ -91,6 +91,11 @@ async function follow(store: IndexStateStore, model: string, wait: boolean): Pro
       return 1;
     }
     const job = now.reindex;
+    // A job whose indexer stopped reporting would otherwise look like a replay that is merely slow.
+    if (reindexOwnerSilent(job, Date.now())) {
+      say(`no word from the indexer running the job (${job.owner}) for over ${REINDEX_OWNER_TIMEOUT_MS / 1000} s: it waits for a running indexer to take it over (is one running?)`);
+      continue;
+    }
     if (job.total !== undefined) {
       if (!accepted && !wait) {
         console.log(`started: replaying ${job.total} log positions (memex reindex --status shows progress)`);

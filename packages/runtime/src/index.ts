@@ -60,7 +60,7 @@ export type { TokenClaims } from './directory/tokens';
 
 export { MEMEX_NAMESPACE, chunkId, derivedIdsHeld, forgetDerivedIds, tagId, uuidFromBytes, uuidToBytes, uuidV5, uuidV7 } from './ids/ids';
 
-export { IndexStateStore } from './indexState/indexState';
+export { IndexStateStore, REINDEX_OWNER_TIMEOUT_MS, reindexOwnerSilent } from './indexState/indexState';
 export { IdempotencyStore, requestHash } from './idempotency/idempotency';
 export type { IndexState } from './indexState/indexState';
 

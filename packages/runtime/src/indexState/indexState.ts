@@ -28,6 +28,14 @@ export interface IndexState {
 
 const KEY = 'state';
 
+/** A re-index owner that has not beaten its heart for this long is presumed dead; another instance takes over. */
+export const REINDEX_OWNER_TIMEOUT_MS = 30_000;
+
+/** Whether the job's owner has gone quiet for longer than REINDEX_OWNER_TIMEOUT_MS (`now`: epoch ms). */
+export function reindexOwnerSilent(job: NonNullable<IndexState['reindex']>, now: number): boolean {
+  return job.owner !== undefined && (job.heartbeatAt === undefined || now - Date.parse(job.heartbeatAt) >= REINDEX_OWNER_TIMEOUT_MS);
+}
+
 export class IndexStateStore {
   private constructor(private readonly kv: KV) {}
 

@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import { Subjects, startsContentRevision, type MemoEventMessage, type MemoLogReply, type MemoLogRequest } from '@memex/contracts';
-import { isKeyErased, openEvent, query, type ContentStore, type IndexState, type IndexStateStore, type Logger } from '@memex/runtime';
+import { isKeyErased, reindexOwnerSilent, openEvent, query, type ContentStore, type IndexState, type IndexStateStore, type Logger } from '@memex/runtime';
 import type { ChunkOptions } from '@memex/text';
 import { embedMemos } from '../processing/chunks';
 import { prepareRevision } from '../processing/processor';
@@ -8,8 +8,6 @@ import type { SearchIndex } from '../searchIndex/port';
 import type { Embedder } from '../embedding/port';
 import type { ModelSet } from './models';
 
-/** An owner that has not beaten its heart for this long is presumed dead; another instance takes over. */
-const REINDEX_OWNER_TIMEOUT_MS = 30_000;
 const HEARTBEAT_MS = 5_000;
 const SWITCH_GRACE_MS = 3_000;
 /** Events asked for per page of the memo event log (a page also stops short of `max_payload`). */
@@ -62,7 +60,7 @@ export class Reindexer {
       this.deps.logger.info({ model: job.model }, 're-index to the active model: nothing to do');
       return;
     }
-    const alive = job.owner !== undefined && job.heartbeatAt !== undefined && this.now() - Date.parse(job.heartbeatAt) < REINDEX_OWNER_TIMEOUT_MS;
+    const alive = job.owner !== undefined && !reindexOwnerSilent(job, this.now());
     if (alive && job.owner !== this.deps.instance) return;
     const claimed = await this.deps.store.update((current) => {
       const j = current?.reindex;
