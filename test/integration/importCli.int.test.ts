@@ -196,6 +196,15 @@ describe('memex import under the project rate limit', { timeout: 300_000 }, () =
     await stack?.stop();
   });
 
+  /** The project's memo count as the list gives it (one more request: it may wait for the next window). */
+  const listedCount = async (key: string): Promise<number> => {
+    const listed = await eventually(async () => {
+      const res = await httpsJson<{ count: number }>('GET', `${https.url}/api/v1/memo?page_size=1`, { ca: https.ca, key });
+      return res.status === 200 ? res : undefined;
+    }, 10_000, 250);
+    return listed.body.count;
+  };
+
   it('waits out 429s as Retry-After says and creates every memo once', async () => {
     const { key } = await stack.project('import-limited');
     const dir = mkdtempSync(join(tmpdir(), 'memex-import-limit-'));
@@ -210,12 +219,7 @@ describe('memex import under the project rate limit', { timeout: 300_000 }, () =
     expect(progress.some((p) => p.type === 'progress' && p.retry_status === 429 && typeof p.retry_in_s === 'number')).toBe(true);
     // 80 memos at 20 a second: at least three windows went by.
     expect((summary as unknown as { seconds: number }).seconds).toBeGreaterThanOrEqual(3);
-    // (the list is one more request: it may wait for the next window too)
-    const listed = await eventually(async () => {
-      const res = await httpsJson<{ count: number }>('GET', `${https.url}/api/v1/memo?page_size=1`, { ca: https.ca, key });
-      return res.status === 200 ? res : undefined;
-    }, 10_000, 250);
-    expect(listed.body.count).toBe(80);
+    expect(await listedCount(key)).toBe(80);
   });
 
   it('splits a batch larger than the whole rate limit (413) until it fits, and creates every memo once', async () => {
@@ -234,11 +238,7 @@ describe('memex import under the project rate limit', { timeout: 300_000 }, () =
     const run = await runTs('packages/cli/src/main.ts', ['import', file, '--json', '--batch_size', '60', '--concurrency', '1'], { MEMEX_URL: https.url, MEMEX_DATA_DIR: stack.dataDir, MEMEX_API_KEY: key });
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Summary).toMatchObject({ total: 60, created: 60, refused: [] });
-    const listed = await eventually(async () => {
-      const res = await httpsJson<{ count: number }>('GET', `${https.url}/api/v1/memo?page_size=1`, { ca: https.ca, key });
-      return res.status === 200 ? res : undefined;
-    }, 10_000, 250);
-    expect(listed.body.count).toBe(60);
+    expect(await listedCount(key)).toBe(60);
   });
 
   it('stops on Ctrl-C with a summary and exit 130; --resume creates the rest once', async () => {
@@ -267,10 +267,6 @@ describe('memex import under the project rate limit', { timeout: 300_000 }, () =
     const summary = JSON.parse(resumed.stdout.trim().split('\n').at(-1)!) as Summary;
     expect(summary.skipped).toBeGreaterThanOrEqual(stopped.created);
     expect(summary.skipped + summary.created).toBe(80);
-    const listed = await eventually(async () => {
-      const res = await httpsJson<{ count: number }>('GET', `${https.url}/api/v1/memo?page_size=1`, { ca: https.ca, key });
-      return res.status === 200 ? res : undefined;
-    }, 10_000, 250);
-    expect(listed.body.count).toBe(80);
+    expect(await listedCount(key)).toBe(80);
   });
 });
