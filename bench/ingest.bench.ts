@@ -17,7 +17,7 @@
  *
  *   tsx bench/ingest.bench.ts [--mode both|bulk|single] [--memos 2000] [--chars 1500] [--concurrency 32]
  *     [--batch-size 256] [--bulk-concurrency 4] [--search-memos 2000] [--search-concurrency 8]
- *     [--large-chars 2000000] [--profile <dir>] [--pause-processing]
+ *     [--large-chars 2000000] [--profile <dir>] [--pause-processing] [--scale search=1]
  *
  * `--pause-processing` stops the indexer, agent and extractor (SIGSTOP) during each POST phase and
  * lets them go (SIGCONT) when it ends: the POST phase is then the write path alone.
@@ -57,6 +57,8 @@ const { values } = parseArgs({
     profile: { type: 'string' },
     /** Stops the indexer, agent and extractor (SIGSTOP) while memos are POSTed: the POST path alone. */
     'pause-processing': { type: 'boolean', default: false },
+    /** Passed to `pnpm start --scale` (e.g. `search=1`: searches go to an indexer that does not index). */
+    scale: { type: 'string', default: '' },
   },
 });
 if (!['both', 'bulk', 'single'].includes(values.mode)) throw new Error('--mode is both, bulk or single');
@@ -92,7 +94,7 @@ const stack = await startProcessStack({
   MEMEX_RATE_LIMIT: '0',
   MEMEX_NATS_MONITOR_PORT: String(monitorPort),
   ...(profileDir ? { MEMEX_NODE_FLAGS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
-});
+}, values.scale ? ['--scale', values.scale] : []);
 /** The event feed's cursor: each phase reads only what came after the one before. */
 let feedCursor: string | undefined;
 try {
