@@ -7,8 +7,6 @@ import { MemexClient } from '@memex/client';
 interface CliClientOptions {
   key?: string | undefined;
   insecure?: boolean | undefined;
-  /** Sees every response before the SDK does (the import reports the server's Retry-After waits with it). */
-  onResponse?: ((res: Response) => void) | undefined;
 }
 
 /**
@@ -56,19 +54,10 @@ export function cliClient(options: CliClientOptions = {}, env: NodeJS.ProcessEnv
   const apiKey = options.key ?? env.MEMEX_API_KEY ?? '';
   const certPath = join(env.MEMEX_DATA_DIR || './data', 'tls', 'cert.pem');
   const ca = !options.insecure && existsSync(certPath) ? readFileSync(certPath) : undefined;
-  const tlsFetch = httpsFetch({ ca, insecure: options.insecure });
-  const { onResponse } = options;
-  const observed: typeof fetch = onResponse
-    ? async (input, init) => {
-        const res = await tlsFetch(input, init);
-        onResponse(res);
-        return res;
-      }
-    : tlsFetch;
   return new MemexClient({
     baseUrl: base.origin,
     apiKey,
     ...(env.MEMEX_PROJECT_ID ? { projectId: env.MEMEX_PROJECT_ID } : {}),
-    fetch: observed,
+    fetch: httpsFetch({ ca, insecure: options.insecure }),
   });
 }

@@ -57,6 +57,8 @@ export interface MemexClientOptions {
   retryBaseMs?: number;
   /** Longest single wait between retries, `Retry-After` included. Default 30 s. */
   maxRetryDelayMs?: number;
+  /** Told of each wait before a 429 or 503 is retried: the status and the wait chosen (e.g. to show it). */
+  onRetry?: (status: 429 | 503, delayMs: number) => void;
   /** Defaults to the global `fetch`. */
   fetch?: typeof fetch;
 }
@@ -508,7 +510,9 @@ export class MemexClient {
       const retryAfter = retryAfterMs(res.headers.get('retry-after'));
       if ((res.status === 429 || res.status === 503) && attempt < this.options.maxRetries) {
         await res.body?.cancel().catch(() => undefined);
-        await sleep(Math.min(this.options.maxRetryDelayMs, retryAfter ?? this.backoff(attempt)), spec.signal);
+        const delayMs = Math.min(this.options.maxRetryDelayMs, retryAfter ?? this.backoff(attempt));
+        this.options.onRetry?.(res.status, delayMs);
+        await sleep(delayMs, spec.signal);
         continue;
       }
       if (!throwOnError) return res;

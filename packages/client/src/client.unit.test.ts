@@ -32,6 +32,22 @@ describe('MemexClient (scripted fetch)', () => {
     expect((calls[0]!.init.headers as Record<string, string>).authorization).toBe('Bearer mxp_k');
   });
 
+  it('tells onRetry each wait it takes, Retry-After capped at maxRetryDelayMs, and not the answer it gives up on', async () => {
+    const { calls, fetch } = scripted([
+      json(429, { error: 'Rate limit exceeded' }, { 'retry-after': '120' }),
+      json(503, { error: 'Service unavailable' }),
+      json(503, { error: 'Service unavailable' }),
+    ]);
+    const waits: [number, number][] = [];
+    const client = new MemexClient({ baseUrl: 'https://memex.test', apiKey: 'k', fetch, maxRetries: 2, retryBaseMs: 1, maxRetryDelayMs: 5, onRetry: (status, delayMs) => waits.push([status, delayMs]) });
+    await expect(client.getMemo('0191e9a0-0000-7000-8000-000000000000')).rejects.toMatchObject({ status: 503 });
+    expect(calls).toHaveLength(3);
+    expect(waits.map(([status]) => status)).toEqual([429, 503]);
+    expect(waits[0]![1]).toBe(5);
+    expect(waits[1]![1]).toBeGreaterThan(0);
+    expect(waits[1]![1]).toBeLessThanOrEqual(5);
+  });
+
   it('gives up on 503 after maxRetries with the API’s status and message', async () => {
     const { calls, fetch } = scripted([0, 1, 2].map(() => json(503, { error: 'Service unavailable' })));
     const client = new MemexClient({ baseUrl: 'https://memex.test', apiKey: 'k', fetch, maxRetries: 2, retryBaseMs: 1 });

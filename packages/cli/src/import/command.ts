@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { MAX_BATCH_MEMOS, MemexApiError, retryAfterMs, type CreateMemoBody, type CreateMemosItem, type MemexClient } from '@memex/client';
+import { MAX_BATCH_MEMOS, MemexApiError, type CreateMemoBody, type CreateMemosItem, type MemexClient } from '@memex/client';
 import { ERRORS } from '@memex/contracts';
 import { cliClient } from '../client';
 import { USAGE, options } from '../options';
@@ -74,12 +74,13 @@ export async function runImport(args: string[]): Promise<number> {
   const manifestPath = resolve(values.manifest ?? `${input.replace(/\/+$/, '')}.memex-import`);
   const progress = new Progress(values.json ? 'json' : process.stderr.isTTY ? 'bar' : 'lines');
   // A bulk import meets the project's rate limit by design: it waits out Retry-After rather than
-  // stop, and the progress report shows the wait.
-  const onResponse = (res: Response) => {
-    const wait = res.status === 429 || res.status === 503 ? retryAfterMs(res.headers.get('retry-after')) : undefined;
-    if (wait !== undefined) progress.rateLimited(Math.min(wait, MAX_RETRY_DELAY_MS), res.status);
-  };
-  const client = cliClient({ ...values, onResponse }).with({ ...(values.project ? { projectId: values.project } : {}), maxRetries: RATE_LIMIT_RETRIES, maxRetryDelayMs: MAX_RETRY_DELAY_MS });
+  // stop, and the progress report shows each wait the client takes.
+  const client = cliClient(values).with({
+    ...(values.project ? { projectId: values.project } : {}),
+    maxRetries: RATE_LIMIT_RETRIES,
+    maxRetryDelayMs: MAX_RETRY_DELAY_MS,
+    onRetry: (status, delayMs) => progress.rateLimited(delayMs, status),
+  });
 
   let manifest: Manifest;
   if (Manifest.exists(manifestPath)) {
