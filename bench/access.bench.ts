@@ -39,6 +39,7 @@ import { REPO_ROOT } from '../test/support/paths';
 import { exited } from '../test/support/processes';
 import { startProcessStack } from '../test/support/processStack';
 import { load } from './support/load';
+import { profileSamples, profileTree, readCpuProfile } from './support/cpuProfile';
 import { cpuBetween, cpuSnapshot } from './support/processCpu';
 import { percentile, printTable } from './support/stats';
 
@@ -257,25 +258,22 @@ function printAuditShare(dir: string, bundle: string): void {
     let audit = 0;
     let gc = 0;
     for (const file of readdirSync(dir).filter((f) => f.startsWith(`gateway-${gateway}-`) && f.endsWith('.cpuprofile'))) {
-      const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
-      const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
-      const parent = new Map<number, number>();
-      for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+      const profile = readCpuProfile(join(dir, file));
+      const { byId, parent } = profileTree(profile);
       const inAudit = (id: number): boolean => {
         for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
-          const frame = nodes.get(at)!.callFrame;
+          const frame = byId.get(at)!.callFrame;
           if (frame.url.endsWith(basename(bundle)) && frame.lineNumber >= first && frame.lineNumber <= last) return true;
         }
         return false;
       };
-      profile.samples.forEach((id, i) => {
-        const us = profile.timeDeltas[i] ?? 0;
-        const name = nodes.get(id)!.callFrame.functionName;
-        if (name === '(idle)') return;
+      for (const { node, us } of profileSamples(profile, byId)) {
+        const name = node.callFrame.functionName;
+        if (name === '(idle)') continue;
         busy += us;
         if (name === '(garbage collector)') gc += us;
-        else if (inAudit(id)) audit += us;
-      });
+        else if (inAudit(node.id)) audit += us;
+      }
     }
     return { audit: (audit / busy) * 100, gc: (gc / busy) * 100 };
   };
@@ -285,11 +283,4 @@ function printAuditShare(dir: string, bundle: string): void {
     ['audit on: audit trail code (queue, format, publish)', `${on.audit.toFixed(2)}%`],
     ['garbage collector, audit on / off', `${on.gc.toFixed(2)}% / ${off.gc.toFixed(2)}%`],
   ]);
-}
-
-/** The parts of a V8 `.cpuprofile` read here. */
-interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[];
-  samples: number[];
-  timeDeltas: number[];
 }

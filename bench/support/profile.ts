@@ -9,22 +9,10 @@
  * paths that lead to a function whose label contains the text. `--last` counts only the samples of
  * each profile's last seconds (a load run just before the stack stopped, without its start).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-  startTime: number;
-  endTime: number;
-}
+import { profileSamples, profileTree, readCpuProfile, type ProfileNode } from './cpuProfile';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -40,10 +28,8 @@ const label = (frame: ProfileNode['callFrame']) => {
 };
 
 for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort()) {
-  const profile = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as CpuProfile;
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const profile = readCpuProfile(path.join(dir, file));
+  const { byId, parent } = profileTree(profile);
   const urls = new Set(profile.nodes.map((n) => n.callFrame.url));
   const service = [...urls].map((u) => /\/(memo|indexer|agent|gateway|extractor)(\.mjs|\/src\/main\.ts)$/.exec(u)?.[1]).find(Boolean) ?? 'other';
 
@@ -52,15 +38,10 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sor
   const paths = new Map<string, number>();
   let total = 0;
   let idle = 0;
-  // the time of each sample, from the profile's start (microseconds)
-  let at = 0;
   const span = profile.endTime - profile.startTime;
   const from = values.last === undefined ? -Infinity : span - Number(values.last) * 1e6;
-  for (let i = 0; i < profile.samples.length; i++) {
-    at += profile.timeDeltas[i] ?? 0;
+  for (const { node, us, at } of profileSamples(profile, byId)) {
     if (at < from) continue;
-    const us = profile.timeDeltas[i + 1] ?? 0;
-    const node = byId.get(profile.samples[i]!)!;
     const name = node.callFrame.functionName;
     if (name === '(idle)') {
       idle += us;
